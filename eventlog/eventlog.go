@@ -1,0 +1,176 @@
+// Package eventlog owns mcpguard's decision log: one JSON object per line,
+// appended by every mcpguard process that shares the file, read back by
+// `mcpguard tail` and `mcpguard stats`.
+//
+// The log is for operators watching for prompt injection, so it must never
+// become an injection channel itself: a caller's value is never written
+// (only its length and a short hash), and every other string that came from
+// the agent or the server is canonicalised before it is written.
+package eventlog
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Events, as written in the "event" field.
+const (
+	EventStart     = "downstream_start"
+	EventExit      = "downstream_exit"
+	EventRejected  = "rejected"
+	EventAudited   = "audited"
+	EventMalformed = "malformed"
+	EventRewritten = "rewritten"
+	EventDropped   = "dropped"
+	EventFailed    = "failed"
+	EventLimit     = "limit"
+)
+
+// Actions, as written in the "action" field.
+const (
+	ActionRejected  = "rejected"
+	ActionAudited   = "audited"
+	ActionRewritten = "rewritten"
+	ActionDropped   = "dropped"
+	ActionNone      = ""
+)
+
+// Directions, as written in the "direction" field.
+const (
+	Ingress = "ingress" // agent to server
+	Egress  = "egress"  // server to agent
+)
+
+func init() {
+	// Spike windows and per-minute stats need sub-second order.
+	zerolog.TimeFieldFormat = time.RFC3339Nano
+}
+
+// DefaultPath is $XDG_STATE_HOME/mcpguard/mcpguard.log, else
+// ~/.local/state/mcpguard/mcpguard.log.
+func DefaultPath() string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "mcpguard", "mcpguard.log")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".local", "state", "mcpguard", "mcpguard.log")
+}
+
+// Open opens path for appending ("-" means stderr), creating it and its
+// directory with private permissions: the log reveals which tools an agent
+// uses. Each zerolog event is one write(2) on an O_APPEND file, so lines
+// from several processes never interleave.
+func Open(path string, stderr io.Writer) (io.Writer, func() error, error) {
+	if path == "-" {
+		return stderr, func() error { return nil }, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &keepServing{w: f, stderr: stderr, path: path}, f.Close, nil
+}
+
+// keepServing lets the proxy go on when the log cannot be written (disk
+// full, file removed with its directory): the failure is said once on
+// stderr and later lines are dropped.
+type keepServing struct {
+	w      io.Writer
+	stderr io.Writer
+	path   string
+	once   sync.Once
+}
+
+func (k *keepServing) Write(p []byte) (int, error) {
+	if _, err := k.w.Write(p); err != nil {
+		k.once.Do(func() {
+			fmt.Fprintf(k.stderr, "mcpguard: cannot write log %s: %v; decisions are no longer logged\n", k.path, err)
+		})
+	}
+	return len(p), nil
+}
+
+// Logger writes decision events with the fields every line carries.
+type Logger struct {
+	z zerolog.Logger
+}
+
+// New returns a Logger for one downstream server.
+func New(w io.Writer, server string) *Logger {
+	return &Logger{z: zerolog.New(w).With().Timestamp().Str("server", server).Int("pid", os.Getpid()).Logger()}
+}
+
+// Nop discards everything.
+func Nop() *Logger { return &Logger{z: zerolog.Nop()} }
+
+// Event is one decision. Strings in it that came from a peer must already be
+// canonicalised; Value is never written, only its length and hash.
+type Event struct {
+	Level     zerolog.Level
+	Event     string
+	Direction string
+	Method    string
+	Tool      string
+	ID        string
+	ErrorCode string
+	Field     string
+	Rule      string
+	Action    string
+	Message   string
+	Value     []byte // the offending value: written as value_len and value_sha256
+	Extra     func(e *zerolog.Event)
+}
+
+// Log writes one line.
+func (l *Logger) Log(ev Event) {
+	e := l.z.WithLevel(ev.Level)
+	if e == nil {
+		return
+	}
+	e = e.Str("event", ev.Event).
+		Str("direction", ev.Direction).
+		Str("method", ev.Method).
+		Str("tool", ev.Tool).
+		Str("id", ev.ID).
+		Str("error_code", ev.ErrorCode).
+		Str("field", ev.Field).
+		Str("rule", ev.Rule).
+		Str("action", ev.Action)
+	if ev.Value != nil {
+		sum := sha256.Sum256(ev.Value)
+		e = e.Int("value_len", len(ev.Value)).Str("value_sha256", hex.EncodeToString(sum[:8]))
+	}
+	if ev.Extra != nil {
+		ev.Extra(e)
+	}
+	e.Msg(ev.Message)
+}
+
+// Clean makes a string from a peer safe to write into the log and to show
+// in a terminal. It is the free_text canonicaliser, capped at 256 bytes.
+func Clean(s string) string {
+	b := []byte(s)
+	if len(b) > 256 {
+		b = b[:256]
+	}
+	for i, c := range b {
+		if c < 0x20 || c == 0x7f || c >= 0x80 || c == '`' {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,162 @@
+// Command mcpguard is a firewall for the tools of AI agents: it runs in
+// front of an MCP server that speaks stdio, checks every request against a
+// YAML policy, canonicalises what the server sends back, and logs every
+// decision. See README.md.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcpguard/mcpguard/eventlog"
+	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/proxy"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// usageError marks errors that exit with status 2.
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// splitArgv separates mcpguard's own words from the server's command line
+// at the first "--": everything after it is the server's argv, even a word
+// that names a subcommand (`mcpguard -- help` runs a program called help).
+func splitArgv(args []string) (own, server []string, dashdash bool) {
+	for i, a := range args {
+		if a == "--" {
+			return args[:i], args[i+1:], true
+		}
+	}
+	return args, nil, false
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	own, serverArgv, dashdash := splitArgv(args)
+	status := 0
+	app := newApp(stdin, stdout, stderr, serverArgv, dashdash, &status)
+	if err := app.Run(own); err != nil {
+		fmt.Fprintf(stderr, "mcpguard: %v\n", err)
+		var ue usageError
+		var ec cli.ExitCoder
+		switch {
+		case errors.As(err, &ue):
+			return 2
+		case errors.As(err, &ec):
+			return ec.ExitCode()
+		}
+		return 2 // flag parsing errors from cli are usage errors
+	}
+	return status
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer, serverArgv []string, dashdash bool, status *int) *cli.App {
+	runFlags := []cli.Flag{
+		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` (YAML); default: the embedded baseline policy"},
+		&cli.StringFlag{Name: "log", Usage: "decision log `FILE`, or - for stderr", Value: eventlog.DefaultPath(), DefaultText: "$XDG_STATE_HOME/mcpguard/mcpguard.log"},
+		&cli.StringFlag{Name: "mode", Usage: "override the policy's mode: enforce or audit"},
+		&cli.IntFlag{Name: "max-message-bytes", Usage: "size limit for messages in both directions (overrides the two below)"},
+		&cli.IntFlag{Name: "max-request-bytes", Usage: "size limit for a message from the agent", Value: proxy.DefaultMaxRequestBytes},
+		&cli.IntFlag{Name: "max-response-bytes", Usage: "size limit for a message from the server", Value: proxy.DefaultMaxResponseBytes},
+		&cli.DurationFlag{Name: "grace", Usage: "how long the server gets to exit after its input closes, and again after SIGTERM", Value: proxy.DefaultGrace},
+	}
+	runAction := func(c *cli.Context) error {
+		argv := serverArgv
+		if !dashdash {
+			argv = c.Args().Slice()
+		} else if c.Args().Len() > 0 {
+			return usagef("unexpected arguments before --: %q", c.Args().Slice())
+		}
+		if len(argv) == 0 {
+			return usagef("no server command: mcpguard [run] [--policy FILE] -- COMMAND [ARGS...]")
+		}
+		cfg, err := runConfig(c, argv, stdin, stdout, stderr)
+		if err != nil {
+			return err
+		}
+		*status = proxy.Run(cfg)
+		return nil
+	}
+	app := &cli.App{
+		Name:            "mcpguard",
+		Usage:           "a firewall for the tools of AI agents, in front of an MCP server that speaks stdio",
+		UsageText:       "mcpguard [run] [--policy FILE] [--log FILE] [--mode enforce|audit] -- COMMAND [ARGS...]",
+		Reader:          stdin,
+		Writer:          stderr, // stdout is the protocol
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		Flags:           runFlags,
+		Action:          runAction,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			{
+				Name:      "run",
+				Usage:     "relay between the agent (stdin/stdout) and the server",
+				UsageText: "mcpguard run [--policy FILE] [--log FILE] [--mode enforce|audit] -- COMMAND [ARGS...]",
+				Flags:     runFlags,
+				Action:    runAction,
+			},
+			{
+				Name:  "version",
+				Usage: "print the version",
+				Action: func(c *cli.Context) error {
+					fmt.Fprintf(stdout, "mcpguard %s\n", version)
+					return nil
+				},
+			},
+		},
+	}
+	return app
+}
+
+// runConfig turns the run flags into the relay's configuration.
+func runConfig(c *cli.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (proxy.Config, error) {
+	pol := policy.Baseline()
+	if path := c.String("policy"); path != "" {
+		return proxy.Config{}, usagef("--policy: policy files are not supported yet")
+	}
+	switch mode := policy.Mode(c.String("mode")); mode {
+	case "":
+	case policy.Enforce, policy.Audit:
+		pol.Mode = mode
+	default:
+		return proxy.Config{}, usagef("--mode must be enforce or audit")
+	}
+	maxReq, maxResp := c.Int("max-request-bytes"), c.Int("max-response-bytes")
+	if n := c.Int("max-message-bytes"); n > 0 {
+		maxReq, maxResp = n, n
+	}
+	if maxReq <= 0 || maxResp <= 0 {
+		return proxy.Config{}, usagef("message size limits must be positive")
+	}
+	w, _, err := eventlog.Open(c.String("log"), stderr)
+	if err != nil {
+		// Serving without a log would hide attacks from the operator; a
+		// log that breaks later only warns (see eventlog.Open).
+		return proxy.Config{}, usagef("cannot open log: %v", err)
+	}
+	return proxy.Config{
+		Argv:             argv,
+		Policy:           pol,
+		Log:              eventlog.New(w, proxy.ServerName(pol, argv)),
+		MaxRequestBytes:  maxReq,
+		MaxResponseBytes: maxResp,
+		Grace:            c.Duration("grace"),
+		Stdin:            stdin,
+		Stdout:           stdout,
+		Stderr:           stderr,
+	}, nil
+}
+
+var _ = filepath.Base

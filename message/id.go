@@ -1,0 +1,113 @@
+package message
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// maxSafeInteger is the largest integer every peer reads exactly. A
+// JavaScript server reads 9007199254740993 as ...992 and answers with that id,
+// so a larger id would be matched to the wrong request (or none).
+const maxSafeInteger = 1<<53 - 1
+
+// checkID accepts a string or a safe integer. null is allowed only in an
+// error response (JSON-RPC's reply to an unreadable request).
+func checkID(id jsontext.Value, errorResponse bool) *Error {
+	switch id.Kind() {
+	case '"':
+		return nil
+	case '0':
+		if isInteger(id) {
+			if n, err := strconv.ParseInt(string(id), 10, 64); err == nil && n >= -maxSafeInteger && n <= maxSafeInteger && string(id) != "-0" {
+				return nil
+			}
+			return invalid(jsonrpc2.CodeInvalidRequest, "id is an integer beyond ±(2^53-1)")
+		}
+	case 'n':
+		if errorResponse {
+			return nil
+		}
+	}
+	return invalid(jsonrpc2.CodeInvalidRequest, "id must be a string or an integer")
+}
+
+// isInteger reports whether a JSON number is written without fraction or exponent.
+func isInteger(v jsontext.Value) bool {
+	return bytes.IndexAny(v, ".eE") < 0
+}
+
+// KeyOf maps an id to a key that is equal for ids a peer treats as equal:
+// strings by their decoded text ("a" and "\u0061" are one id), integers by
+// their text (checkID admits only canonical integer text).
+func KeyOf(id jsontext.Value) string {
+	switch id.Kind() {
+	case '"':
+		return "s" + unquote(id)
+	case '0':
+		return "n" + string(id)
+	}
+	return ""
+}
+
+// SniffID reads the id of a message that failed strict parsing, so that the
+// refusal can name the request it answers. It returns nil (an id of null in
+// the reply) unless the line is an object with exactly one member spelled
+// exactly "id", holding a valid string or a safe integer, and no member that
+// folds onto "id" ("ID", "Id"): any doubt means null.
+func SniffID(line []byte) jsontext.Value { return sniffID(line, false) }
+
+// SniffIDPrefix is SniffID for the first bytes of a line that was too long
+// to keep: the first top-level "id" member before the cut is taken, so that
+// a request or response over the size limit still gets its error reply
+// instead of leaving the caller waiting forever.
+func SniffIDPrefix(prefix []byte) jsontext.Value { return sniffID(prefix, true) }
+
+func sniffID(line []byte, truncated bool) jsontext.Value {
+	line = bytes.Trim(line, " \t\r\n")
+	if len(line) == 0 || line[0] != '{' || scanShape(line).depth > MaxDepth {
+		return nil
+	}
+	d := jsontext.NewDecoder(bytes.NewBuffer(line), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if _, err := d.ReadToken(); err != nil {
+		return nil
+	}
+	var id jsontext.Value
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			break
+		}
+		name := tok.String()
+		if name != "id" && strings.EqualFold(name, "id") {
+			return nil
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			break
+		}
+		if name == "id" {
+			if id != nil {
+				return nil // two ids: ambiguous
+			}
+			if truncated {
+				return validID(v)
+			}
+			id = v
+		}
+	}
+	if _, err := d.ReadToken(); err != nil && !truncated {
+		return nil
+	}
+	return validID(id)
+}
+
+func validID(v jsontext.Value) jsontext.Value {
+	if v == nil || !v.IsValid() || checkID(v, false) != nil {
+		return nil
+	}
+	return bytes.Clone(v)
+}

@@ -1,0 +1,323 @@
+// Package message owns the JSON-RPC 2.0 message as mcpguard sees it: strict
+// parsing of one stdio line into an envelope, the id space, and the replies
+// mcpguard writes itself.
+//
+// Parsing is strict so that mcpguard never judges a message that the
+// downstream reads differently (a parser differential). Every line is decoded
+// with go-json-experiment, which rejects duplicate member names at any depth
+// (escaped spellings too), invalid UTF-8, lone surrogates and trailing data,
+// and matches names case-sensitively. On top of that this package refuses
+// what that decoder still accepts but real peers read differently: unknown
+// envelope members (`Method`, `method\u0000`), case- and Unicode-fold
+// variants of known params members (`ARGUMENTS`, `argumentſ`), nesting
+// deeper than MaxDepth, ids that are neither strings nor safe integers.
+package message
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Kind is the JSON-RPC shape of a message.
+type Kind uint8
+
+const (
+	Request Kind = iota + 1
+	Notification
+	Response
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Request:
+		return "request"
+	case Notification:
+		return "notification"
+	case Response:
+		return "response"
+	}
+	return "invalid"
+}
+
+// Message is one strictly parsed JSON-RPC message. Its byte slices may alias
+// the line it was parsed from: they are valid until that buffer is reused.
+type Message struct {
+	// Raw is the validated message in compact form, the only bytes mcpguard
+	// ever forwards. String and number text is kept exactly.
+	Raw    []byte
+	Kind   Kind
+	ID     jsontext.Value // nil for notifications
+	Method string
+	Params jsontext.Value // nil when absent
+	Result jsontext.Value // responses only
+	Error  jsontext.Value // responses only
+
+	// Members of params that policies judge, when the method has them.
+	Name      string         // tools/call, prompts/get: params.name
+	Arguments jsontext.Value // tools/call, prompts/get: params.arguments
+	URI       string         // resources/read, resources/subscribe: params.uri
+}
+
+// IDKey returns the message's id as a map key (see KeyOf).
+func (m *Message) IDKey() string { return KeyOf(m.ID) }
+
+// Error is why a line was refused. Reason never contains text from the line
+// itself: it is shown to a possibly hostile peer and written to logs.
+type Error struct {
+	Code   int64          // JSON-RPC code of the reply: parse error, invalid request, invalid params
+	Reason string         // what is wrong, in words
+	ID     jsontext.Value // the id to echo, nil when it cannot be read unambiguously
+}
+
+func (e *Error) Error() string { return e.Reason }
+
+func invalid(code int64, reason string) *Error { return &Error{Code: code, Reason: reason} }
+
+// Parse strictly decodes one line (without its newline) into a Message.
+// A refused line yields an *Error whose ID is the request id when it can be
+// read unambiguously.
+func Parse(line []byte) (*Message, error) {
+	m, err := parse(line)
+	if err != nil {
+		if err.ID == nil {
+			err.ID = SniffID(line)
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+func parse(line []byte) (*Message, *Error) {
+	line = bytes.Trim(line, " \t\r\n")
+	switch {
+	case len(line) == 0:
+		return nil, invalid(jsonrpc2.CodeParseError, "empty message")
+	case bytes.HasPrefix(line, bom):
+		return nil, invalid(jsonrpc2.CodeParseError, "message starts with a byte order mark")
+	case line[0] == '[':
+		// Batches exist only in revision 2025-03-26 and no known client sends
+		// them; checking each element would need one reply per element in an
+		// array. Refusing the whole batch is fail-closed and simple.
+		return nil, invalid(jsonrpc2.CodeInvalidRequest, "JSON-RPC batches are not relayed; send one message per line")
+	case line[0] != '{':
+		return nil, invalid(jsonrpc2.CodeParseError, "message is not a JSON object")
+	}
+	sh := scanShape(line)
+	if sh.depth > MaxDepth {
+		return nil, invalid(jsonrpc2.CodeInvalidRequest, "message nests deeper than 64 levels")
+	}
+
+	m := &Message{Raw: line}
+	var version, method jsontext.Value
+	seen := 0
+	d := jsontext.NewDecoder(bytes.NewBuffer(line))
+	if _, err := d.ReadToken(); err != nil { // '{'
+		return nil, decodeError(err)
+	}
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil, decodeError(err)
+		}
+		name := tok.String()
+		var slot *jsontext.Value
+		switch name {
+		case "jsonrpc":
+			slot = &version
+		case "id":
+			slot = &m.ID
+		case "method":
+			slot = &method
+		case "params":
+			slot = &m.Params
+		case "result":
+			slot = &m.Result
+		case "error":
+			slot = &m.Error
+		default:
+			// Catches `Method`, `ID`, `method\u0000` and anything a lenient
+			// peer might map onto a known member.
+			return nil, invalid(jsonrpc2.CodeInvalidRequest, "unknown member in the JSON-RPC envelope")
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return nil, decodeError(err)
+		}
+		*slot = v
+		seen++
+	}
+	if _, err := d.ReadToken(); err != nil { // '}'
+		return nil, decodeError(err)
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errTrailing
+		}
+		return nil, decodeError(err)
+	}
+
+	if string(version) != `"2.0"` {
+		return nil, invalid(jsonrpc2.CodeInvalidRequest, `jsonrpc must be exactly "2.0"`)
+	}
+	if m.ID != nil {
+		if err := checkID(m.ID, method == nil && m.Error != nil); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case method != nil:
+		if m.Result != nil || m.Error != nil {
+			return nil, invalid(jsonrpc2.CodeInvalidRequest, "a message cannot have both method and result or error")
+		}
+		if method.Kind() != '"' {
+			return nil, invalid(jsonrpc2.CodeInvalidRequest, "method must be a string")
+		}
+		m.Method = unquote(method)
+		m.Kind = Notification
+		if m.ID != nil {
+			m.Kind = Request
+		}
+		if m.Params != nil {
+			if err := m.readParams(); err != nil {
+				err.ID = m.ID
+				return nil, err
+			}
+		}
+	case m.Result != nil && m.Error != nil:
+		return nil, invalid(jsonrpc2.CodeInvalidRequest, "a response cannot have both result and error")
+	case m.Result != nil || m.Error != nil:
+		if m.ID == nil {
+			return nil, invalid(jsonrpc2.CodeInvalidRequest, "a response must have an id")
+		}
+		if m.Error != nil {
+			if err := checkErrorObject(m.Error); err != nil {
+				return nil, err
+			}
+		}
+		m.Kind = Response
+	default:
+		return nil, invalid(jsonrpc2.CodeInvalidRequest, "message is neither a request, a notification nor a response")
+	}
+	if sh.whitespace {
+		// Forward the compact form: a peer that splits lines on a lone CR
+		// (Python's text streams) must see the same single message.
+		raw := jsontext.Value(bytes.Clone(line))
+		if err := raw.Compact(); err != nil {
+			return nil, decodeError(err)
+		}
+		m.Raw = raw
+	}
+	return m, nil
+}
+
+var errTrailing = errors.New("trailing data after the message")
+
+// decodeError turns a decoder error into a refusal that names the problem
+// and its byte offset but never quotes the input (the decoder's own messages
+// quote member names and characters).
+func decodeError(err error) *Error {
+	var offset int64 = -1
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		offset = se.ByteOffset
+	}
+	reason := "not valid JSON"
+	switch {
+	case err == errTrailing:
+		return invalid(jsonrpc2.CodeParseError, "trailing data after the JSON value")
+	case errors.Is(err, jsontext.ErrDuplicateName):
+		reason = "duplicate member name"
+	case strings.Contains(err.Error(), "UTF-8"):
+		reason = "invalid UTF-8 or a lone surrogate escape"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		reason = "truncated JSON"
+	}
+	if offset >= 0 {
+		reason += " at byte " + itoa(offset)
+	}
+	return invalid(jsonrpc2.CodeParseError, reason)
+}
+
+func itoa(n int64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// unquote decodes a validated JSON string value.
+func unquote(v jsontext.Value) string {
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
+	b, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// checkErrorObject requires the JSON-RPC error shape {code: integer, message: string, data?}.
+func checkErrorObject(v jsontext.Value) *Error {
+	bad := invalid(jsonrpc2.CodeInvalidRequest, "error must be an object with an integer code and a string message")
+	if v.Kind() != '{' {
+		return bad
+	}
+	var code, msg bool
+	err := eachMember(v, func(name string, d *jsontext.Decoder) error {
+		switch name {
+		case "code":
+			val, err := d.ReadValue()
+			if err != nil {
+				return err
+			}
+			code = val.Kind() == '0' && isInteger(val)
+			return nil
+		case "message":
+			val, err := d.ReadValue()
+			if err != nil {
+				return err
+			}
+			msg = val.Kind() == '"'
+			return nil
+		}
+		return d.SkipValue()
+	})
+	if err != nil || !code || !msg {
+		return bad
+	}
+	return nil
+}
+
+// eachMember calls fn for every member name of the object v, with the decoder
+// positioned before the member's value; fn must consume that value.
+func eachMember(v jsontext.Value, fn func(name string, d *jsontext.Decoder) error) error {
+	d := jsontext.NewDecoder(bytes.NewBuffer(v))
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return err
+		}
+		if err := fn(tok.String(), d); err != nil {
+			return err
+		}
+	}
+	_, err := d.ReadToken()
+	return err
+}

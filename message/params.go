@@ -1,0 +1,134 @@
+package message
+
+import (
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// paramsMembers are member names that MCP methods give meaning to in params,
+// across every protocol revision mcpguard relays. A member that differs from
+// one of these only by case or Unicode folding (`ARGUMENTS`, `argumentſ`,
+// `Name`) is refused: servers decoding with Go's encoding/json match names
+// case-insensitively and with folding (CVE-2026-27896 in the Go MCP SDK) and
+// would read the variant as the real member while a policy checked the
+// other one.
+var paramsMembers = []string{
+	"_meta", "name", "arguments", "uri", "cursor", "level", "ref", "argument",
+	"context", "protocolVersion", "capabilities", "clientInfo", "messages",
+	"requestId", "reason", "progressToken", "progress", "total", "message",
+	"roots", "task", "taskId", "ttl", "inputResponses", "requestState",
+	"systemPrompt", "includeContext", "temperature", "maxTokens",
+	"stopSequences", "metadata", "modelPreferences", "requestedSchema", "mode",
+	"elicitationId", "url", "logger", "data", "action", "content",
+}
+
+// metaMembers are the names _meta gives meaning to (`progressToKen` with a
+// Kelvin sign folds onto progressToken).
+var metaMembers = []string{"progressToken", "io.modelcontextprotocol/related-task"}
+
+// foldVariant reports whether name is not one of known but folds onto one.
+func foldVariant(name string, known []string) bool {
+	for _, k := range known {
+		if name == k {
+			return false
+		}
+	}
+	for _, k := range known {
+		if strings.EqualFold(name, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// readParams checks params member names and pulls out the members that
+// policies judge. Params must be an object: every MCP method defines them so.
+func (m *Message) readParams() *Error {
+	if m.Params.Kind() != '{' {
+		return invalid(jsonrpc2.CodeInvalidParams, "params must be an object")
+	}
+	var bad *Error
+	err := eachMember(m.Params, func(name string, d *jsontext.Decoder) error {
+		if bad != nil {
+			return d.SkipValue()
+		}
+		if foldVariant(name, paramsMembers) {
+			bad = invalid(jsonrpc2.CodeInvalidParams, "params member differs only by case or Unicode folding from a known member")
+			return d.SkipValue()
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		bad = m.readParam(name, v)
+		return nil
+	})
+	if bad != nil {
+		return bad
+	}
+	if err != nil {
+		return decodeError(err)
+	}
+	if (m.Method == "tools/call" || m.Method == "prompts/get") && m.Kind == Request && m.Name == "" {
+		return invalid(jsonrpc2.CodeInvalidParams, "params.name must be a non-empty string")
+	}
+	return nil
+}
+
+func (m *Message) readParam(name string, v jsontext.Value) *Error {
+	switch name {
+	case "_meta":
+		if v.Kind() != '{' {
+			return invalid(jsonrpc2.CodeInvalidParams, "params._meta must be an object")
+		}
+		var bad *Error
+		err := eachMember(v, func(name string, d *jsontext.Decoder) error {
+			if bad == nil && foldVariant(name, metaMembers) {
+				bad = invalid(jsonrpc2.CodeInvalidParams, "params._meta member differs only by case or Unicode folding from a known member")
+			}
+			return d.SkipValue()
+		})
+		if bad != nil {
+			return bad
+		}
+		if err != nil {
+			return decodeError(err)
+		}
+	case "name":
+		if !judged(m.Method, "tools/call", "prompts/get") {
+			return nil
+		}
+		if v.Kind() != '"' {
+			return invalid(jsonrpc2.CodeInvalidParams, "params.name must be a string")
+		}
+		m.Name = unquote(v)
+	case "arguments":
+		if !judged(m.Method, "tools/call", "prompts/get") {
+			return nil
+		}
+		if v.Kind() != '{' {
+			return invalid(jsonrpc2.CodeInvalidParams, "params.arguments must be an object")
+		}
+		m.Arguments = v
+	case "uri":
+		if !judged(m.Method, "resources/read", "resources/subscribe", "resources/unsubscribe") {
+			return nil
+		}
+		if v.Kind() != '"' {
+			return invalid(jsonrpc2.CodeInvalidParams, "params.uri must be a string")
+		}
+		m.URI = unquote(v)
+	}
+	return nil
+}
+
+func judged(method string, methods ...string) bool {
+	for _, x := range methods {
+		if method == x {
+			return true
+		}
+	}
+	return false
+}

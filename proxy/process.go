@@ -1,0 +1,129 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// downstream is the MCP server process. It runs in its own process group
+// so that signals and the final kill reach every process it started (npx
+// starts node; SIGTERM to npx alone orphans the server).
+type downstream struct {
+	cmd    *exec.Cmd
+	pid    int
+	stdin  *os.File // write end of the server's stdin
+	stdout *os.File // read end of the server's stdout
+	exited chan struct{}
+	status int // valid once exited is closed
+
+	closeStdinOnce sync.Once
+	stopOnce       sync.Once
+}
+
+// startDownstream starts argv directly (no shell) with the server's stderr
+// going straight to stderr. The pipes are made here, not by exec, so that
+// Wait does not close the server's stdout before the relay has drained it.
+func startDownstream(argv []string, stderr io.Writer) (*downstream, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("no server command given")
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = inR
+	cmd.Stdout = outW
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	d := &downstream{cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	go d.wait()
+	return d, nil
+}
+
+func (d *downstream) wait() {
+	err := d.cmd.Wait()
+	d.status = exitStatus(d.cmd.ProcessState, err)
+	// Whatever the server left behind in its group goes with it: a stdio
+	// server's children serve no one once it is gone.
+	d.signal(syscall.SIGKILL)
+	close(d.exited)
+}
+
+// exitStatus is the status a shell would report: the exit code, or 128+N
+// for death by signal N.
+func exitStatus(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return 1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// signal sends sig to the server's whole process group.
+func (d *downstream) signal(sig syscall.Signal) {
+	_ = syscall.Kill(-d.pid, sig)
+}
+
+func (d *downstream) closeStdin() {
+	d.closeStdinOnce.Do(func() { d.stdin.Close() })
+}
+
+func (d *downstream) hasExited() bool {
+	select {
+	case <-d.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the server politely, then less so: its stdin is closed, it gets
+// grace to exit, then SIGTERM to the group, grace again, then SIGKILL.
+// It returns once the server has exited.
+func (d *downstream) stop(grace time.Duration) {
+	d.stopOnce.Do(func() {
+		d.closeStdin()
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+			select {
+			case <-d.exited:
+				return
+			case <-time.After(grace):
+			}
+			d.signal(sig)
+		}
+	})
+	<-d.exited
+}
+
+// escalate follows a forwarded signal: if the server is still running after
+// grace, the group is killed. Nothing waits forever on a server that
+// ignores the signal it was sent.
+func (d *downstream) escalate(grace time.Duration) {
+	select {
+	case <-d.exited:
+	case <-time.After(grace):
+		d.signal(syscall.SIGKILL)
+	}
+}

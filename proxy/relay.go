@@ -1,0 +1,382 @@
+// Package proxy owns the relay between an agent and one MCP server over
+// stdio: framing, the id spaces of both directions, the server process and
+// its lifetime.
+//
+// The relay forwards only what went through message.Parse and the policy
+// session: a line from the agent reaches the server only as the compact
+// bytes of a strictly parsed message that Session.Ingress allowed, and a
+// line from the server reaches the agent only as the bytes Session.Egress
+// returned. There is no other path from one side to the other.
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rs/zerolog"
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/mcpguard/mcpguard/eventlog"
+	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy"
+)
+
+// Default limits (SPEC §3).
+const (
+	DefaultMaxRequestBytes  = 4 << 20
+	DefaultMaxResponseBytes = 64 << 20
+	DefaultGrace            = 3 * time.Second
+)
+
+// Config is one run of the relay.
+type Config struct {
+	Argv   []string // the server's command line, run without a shell
+	Policy *policy.Policy
+	Log    *eventlog.Logger
+
+	MaxRequestBytes  int           // agent to server; 0 means the default
+	MaxResponseBytes int           // server to agent; 0 means the default
+	Grace            time.Duration // for the server to exit after its stdin closes, and after SIGTERM
+
+	Stdin  io.Reader // from the agent
+	Stdout io.Writer // to the agent
+	Stderr io.Writer // the server's stderr and mcpguard's own messages
+}
+
+// ServerName is the name a run is logged under: the policy's server, else
+// the base name of the command.
+func ServerName(p *policy.Policy, argv []string) string {
+	if p != nil && p.Server != "" {
+		return p.Server
+	}
+	if len(argv) == 0 {
+		return ""
+	}
+	return filepath.Base(argv[0])
+}
+
+type relay struct {
+	cfg      Config
+	log      *eventlog.Logger
+	session  *policy.Session
+	server   *downstream
+	pending  *pendingTable
+	toAgent  *lineWriter
+	toServer *lineWriter
+}
+
+// Run starts the server and relays until the server has exited and its
+// output is drained, then returns the server's exit status (127 when it
+// could not be started).
+func Run(cfg Config) int {
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.Log == nil {
+		cfg.Log = eventlog.Nop()
+	}
+	if cfg.Policy == nil {
+		cfg.Policy = policy.Baseline()
+	}
+
+	// Writes to a closed stdout must fail with EPIPE, not kill mcpguard
+	// before it has stopped the server. Notify (not Ignore) so the server
+	// does not inherit an ignored SIGPIPE.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+
+	server, err := startDownstream(cfg.Argv, cfg.Stderr)
+	if err != nil {
+		fmt.Fprintf(cfg.Stderr, "mcpguard: cannot start %q: %v\n", cfg.Argv, err)
+		cfg.Log.Log(eventlog.Event{Level: zerolog.ErrorLevel, Event: eventlog.EventStart, Message: "cannot start the MCP server: " + err.Error()})
+		return 127
+	}
+	started := time.Now()
+	cfg.Log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventStart, Message: "MCP server started",
+		Extra: func(e *zerolog.Event) { e.Int("child_pid", server.pid).Str("mode", string(cfg.Policy.Mode)) }})
+
+	r := &relay{
+		cfg:      cfg,
+		log:      cfg.Log,
+		session:  cfg.Policy.NewSession(),
+		server:   server,
+		pending:  newPendingTable(),
+		toAgent:  newLineWriter(cfg.Stdout),
+		toServer: newLineWriter(server.stdin),
+	}
+
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(signals)
+	go func() {
+		for sig := range signals {
+			server.signal(sig.(syscall.Signal))
+			go server.escalate(cfg.Grace)
+		}
+	}()
+
+	go r.ingress()
+	drained := make(chan struct{})
+	go func() {
+		r.egress()
+		close(drained)
+	}()
+
+	select {
+	case <-drained:
+		// The server closed its output: it can answer nothing more.
+		r.failInFlight("the MCP server closed its output before replying")
+		server.stop(cfg.Grace)
+	case <-server.exited:
+		// Give the output the server wrote before exiting time to arrive;
+		// a grandchild holding the pipe open must not keep us here.
+		select {
+		case <-drained:
+		case <-time.After(cfg.Grace):
+			server.stdout.Close()
+			<-drained
+		}
+		r.failInFlight("the MCP server exited before replying")
+	}
+	r.toAgent.flush()
+	status := server.status
+	cfg.Log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventExit, Message: "MCP server exited",
+		Extra: func(e *zerolog.Event) {
+			e.Int("status", status).Dur("duration", time.Since(started))
+		}})
+	return status
+}
+
+// ingress relays the agent's messages to the server until the agent closes
+// its side, then stops the server.
+func (r *relay) ingress() {
+	lines := newLineReader(r.cfg.Stdin, r.cfg.MaxRequestBytes)
+	for {
+		if !lines.hasLine() {
+			r.flush()
+		}
+		line, err := lines.next()
+		switch {
+		case err == errTooLong:
+			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: message.SniffIDPrefix(lines.prefix),
+				Reason: "message longer than " + strconv.Itoa(r.cfg.MaxRequestBytes) + " bytes"})
+			continue
+		case err != nil:
+			r.flush()
+			go r.server.stop(r.cfg.Grace)
+			return
+		case isBlank(line):
+			continue
+		}
+		m, perr := message.Parse(line)
+		if perr != nil {
+			r.refuse(perr.(*message.Error))
+			continue
+		}
+		r.fromAgent(m)
+	}
+}
+
+func isBlank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// flush pushes out whatever both directions have buffered; called before a
+// read that may block.
+func (r *relay) flush() {
+	if err := r.toAgent.flush(); err != nil {
+		r.agentGone()
+	}
+	r.toServer.flush()
+}
+
+// agentGone stops the server once nobody can read its replies.
+func (r *relay) agentGone() {
+	go r.server.stop(r.cfg.Grace)
+}
+
+// refuse answers a line that failed strict parsing. It never reaches the server.
+func (r *relay) refuse(e *message.Error) {
+	rej := message.Malformed(e)
+	r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventMalformed, Direction: eventlog.Ingress,
+		ID: logID(e.ID), ErrorCode: rej.ErrorCode, Action: eventlog.ActionRejected, Message: rej.Error})
+	r.replyToAgent(message.RejectionError(e.ID, e.Code, rej))
+}
+
+func (r *relay) replyToAgent(b []byte) {
+	if err := r.toAgent.writeLine(b); err != nil {
+		r.agentGone()
+	}
+}
+
+// fromAgent judges one parsed message and forwards it if allowed.
+func (r *relay) fromAgent(m *message.Message) {
+	if m.Kind == message.Response {
+		// The agent answering a server→client request.
+		r.toServerLine(m.Raw)
+		return
+	}
+	v := r.session.Ingress(m)
+	if v.Rejection != nil {
+		r.logVerdict(m, v)
+		if !v.Audit {
+			if m.Kind == message.Request {
+				r.replyRejection(m.ID, v)
+			}
+			return
+		}
+	}
+	if m.Kind == message.Notification {
+		r.toServerLine(m.Raw)
+		return
+	}
+	key := m.IDKey()
+	if err := r.pending.add(key, inFlight{id: m.ID.Clone(), call: policy.Call{Method: m.Method, Tool: m.Name}, start: time.Now()}); err != nil {
+		if err == errDuplicateID {
+			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()})
+			return
+		}
+		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventLimit, Direction: eventlog.Ingress,
+			Method: m.Method, Tool: m.Name, ID: logID(m.ID), Action: eventlog.ActionRejected, Message: err.Error()})
+		r.replyToAgent(message.ErrorReply(m.ID, jsonrpc2.CodeInternalError, "mcpguard: "+err.Error(), nil))
+		return
+	}
+	if err := r.toServer.writeLine(m.Raw); err != nil {
+		if f, ok := r.pending.take(key); ok {
+			r.replyToAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: the MCP server is not reading its input", nil))
+		}
+	}
+}
+
+func (r *relay) toServerLine(b []byte) {
+	_ = r.toServer.writeLine(b) // a dead server is noticed by egress
+}
+
+func (r *relay) replyRejection(id jsontext.Value, v policy.Verdict) {
+	if v.AsError {
+		r.replyToAgent(message.RejectionError(id, v.Code, v.Rejection))
+		return
+	}
+	r.replyToAgent(message.RejectionResult(id, v.Rejection))
+}
+
+func (r *relay) logVerdict(m *message.Message, v policy.Verdict) {
+	ev := eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventRejected, Direction: eventlog.Ingress,
+		Method: m.Method, Tool: m.Name, ID: logID(m.ID), ErrorCode: v.Rejection.ErrorCode,
+		Field: v.Rejection.Field, Rule: v.Rejection.Rule, Action: eventlog.ActionRejected, Message: v.Rejection.Error}
+	if v.Audit {
+		ev.Event, ev.Action = eventlog.EventAudited, eventlog.ActionAudited
+	}
+	r.log.Log(ev)
+}
+
+// egress relays the server's messages to the agent until the server's
+// output ends.
+func (r *relay) egress() {
+	lines := newLineReader(r.server.stdout, r.cfg.MaxResponseBytes)
+	for {
+		if !lines.hasLine() {
+			r.flush()
+		}
+		line, err := lines.next()
+		switch {
+		case err == errTooLong:
+			r.dropFromServer(message.SniffIDPrefix(lines.prefix), "message longer than "+strconv.Itoa(r.cfg.MaxResponseBytes)+" bytes")
+			continue
+		case err != nil:
+			return
+		case isBlank(line):
+			continue
+		}
+		m, perr := message.Parse(line)
+		if perr != nil {
+			r.dropFromServer(perr.(*message.Error).ID, "unparseable message from the server: "+perr.Error())
+			continue
+		}
+		r.fromServer(m)
+	}
+}
+
+// dropFromServer logs a server line that cannot be relayed and, when it
+// answers a request in flight, replies to that request with an error so the
+// agent does not wait for it.
+func (r *relay) dropFromServer(id jsontext.Value, reason string) {
+	r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
+		ID: logID(id), Action: eventlog.ActionDropped, Message: reason})
+	if id == nil {
+		return
+	}
+	if f, ok := r.pending.take(message.KeyOf(id)); ok {
+		r.replyToAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: the MCP server's reply could not be relayed safely: "+reason, nil))
+	}
+}
+
+func (r *relay) fromServer(m *message.Message) {
+	var call *policy.Call
+	var f inFlight
+	if m.Kind == message.Response {
+		var ok bool
+		if f, ok = r.pending.take(m.IDKey()); ok {
+			call = &f.call
+		}
+	}
+	out, rewrites, err := r.session.Egress(m, call)
+	if err != nil {
+		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
+			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped, Message: err.Error()})
+		if call != nil {
+			r.replyToAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: the MCP server's reply could not be relayed safely", nil))
+		}
+		return
+	}
+	for _, rw := range rewrites {
+		method, tool := m.Method, ""
+		if call != nil {
+			method, tool = call.Method, call.Tool
+		}
+		r.log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventRewritten, Direction: eventlog.Egress,
+			Method: method, Tool: tool, ID: logID(m.ID), Field: rw.Field, Action: eventlog.ActionRewritten,
+			Message: "egress " + rw.Canonicaliser + " canonicaliser rewrote the field",
+			Extra:   func(e *zerolog.Event) { e.Str("canonicaliser", rw.Canonicaliser).Int("bytes_removed", rw.Removed) }})
+	}
+	r.replyToAgent(out)
+}
+
+// failInFlight answers every request still in flight with an error.
+func (r *relay) failInFlight(reason string) {
+	for _, f := range r.pending.close() {
+		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventFailed, Direction: eventlog.Egress,
+			Method: f.call.Method, Tool: f.call.Tool, ID: logID(f.id), Message: reason})
+		r.replyToAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: "+reason, nil))
+	}
+	r.flush()
+}
+
+// logID renders an id for the log: integers as they are, strings
+// canonicalised and capped, since the agent chose them.
+func logID(id jsontext.Value) string {
+	if len(id) == 0 {
+		return ""
+	}
+	return eventlog.Clean(string(id))
+}
+
+var _ = errors.New
