@@ -1,0 +1,325 @@
+// Package integration tests the built mcpguard binary end to end: the
+// official Go SDK client (github.com/modelcontextprotocol/go-sdk), or raw
+// pipes for what the SDK cannot send, talking through mcpguard to real MCP
+// servers from npm and to testserver, a server of our own that misbehaves
+// on purpose. Tests named *Direct* run the same scenario without mcpguard,
+// which checks the test itself and gives the reference that the guarded
+// run must equal.
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	moduleRoot string
+	binDir     string
+
+	mcpguardBin      string // path of the built mcpguard binary
+	mcpguardBuildErr error  // why it could not be built (tests that need it fail)
+
+	testserverBin string
+
+	nodeBin string // node_modules/.bin
+	npmErr  error  // why the npm servers are missing
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(setup(m))
+}
+
+func setup(m *testing.M) int {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		fmt.Fprintf(os.Stderr, "integration: cannot find the module root: %v\n", err)
+		return 1
+	}
+	moduleRoot = filepath.Dir(string(bytes.TrimSpace(out)))
+	binDir, err = os.MkdirTemp("", "mcpguard-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		return 1
+	}
+	defer os.RemoveAll(binDir)
+
+	testserverBin = filepath.Join(binDir, "testserver")
+	if out, err := goBuild(testserverBin, "./integration/testserver"); err != nil {
+		fmt.Fprintf(os.Stderr, "integration: building testserver: %v\n%s", err, out)
+		return 1
+	}
+	// MCPGUARD_BIN runs the tests against a binary built elsewhere (another
+	// revision, say); by default the module's own main package is built.
+	if bin := os.Getenv("MCPGUARD_BIN"); bin != "" {
+		mcpguardBin = bin
+		fmt.Fprintf(os.Stderr, "integration: using MCPGUARD_BIN=%s\n", bin)
+	} else {
+		mcpguardBin = filepath.Join(binDir, "mcpguard")
+		if out, err := goBuild(mcpguardBin, "."); err != nil {
+			mcpguardBuildErr = fmt.Errorf("go build -o mcpguard . failed: %v\n%s", err, out)
+		}
+	}
+
+	nodeBin = filepath.Join(moduleRoot, "node_modules", ".bin")
+	for _, name := range []string{"mcp-server-everything", "mcp-server-filesystem", "mcp-server-memory"} {
+		if _, err := os.Stat(filepath.Join(nodeBin, name)); err != nil {
+			npmErr = fmt.Errorf("%s is missing (%v): run npm ci in %s", name, err, moduleRoot)
+			break
+		}
+	}
+	return m.Run()
+}
+
+func goBuild(out, pkg string) ([]byte, error) {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = moduleRoot
+	return cmd.CombinedOutput()
+}
+
+// requireGuard fails (never skips) a test that needs the mcpguard binary.
+func requireGuard(t testing.TB) {
+	t.Helper()
+	if mcpguardBuildErr != nil {
+		t.Fatalf("mcpguard binary not available: %v", mcpguardBuildErr)
+	}
+}
+
+// npmServer returns the path of a reference server from node_modules.
+func npmServer(t testing.TB, name string) string {
+	t.Helper()
+	if npmErr != nil {
+		t.Fatalf("reference MCP servers not installed: %v", npmErr)
+	}
+	return filepath.Join(nodeBin, name)
+}
+
+// guardOpts are mcpguard's own arguments for one run.
+type guardOpts struct {
+	Policy string   // --policy FILE, if set
+	Log    string   // --log FILE; default: a file in t.TempDir()
+	Args   []string // more arguments before "--"
+}
+
+// guardArgv is the full command line that runs argv behind mcpguard.
+func guardArgv(t testing.TB, o *guardOpts, argv ...string) []string {
+	t.Helper()
+	requireGuard(t)
+	if o == nil {
+		o = &guardOpts{}
+	}
+	logFile := o.Log
+	if logFile == "" {
+		logFile = filepath.Join(t.TempDir(), "mcpguard.log")
+	}
+	cmd := []string{mcpguardBin, "--log", logFile}
+	if o.Policy != "" {
+		cmd = append(cmd, "--policy", o.Policy)
+	}
+	cmd = append(cmd, o.Args...)
+	cmd = append(cmd, "--")
+	return append(cmd, argv...)
+}
+
+// recorder keeps what the test client received from the server besides
+// results: progress and log notifications, and the server's requests.
+type recorder struct {
+	mu       sync.Mutex
+	progress map[string][]float64 // by progress token
+	logs     []*mcp.LoggingMessageParams
+	roots    int
+	sampling []*mcp.CreateMessageParams
+	elicit   []*mcp.ElicitParams
+}
+
+func (r *recorder) progressCount(token string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.progress[token])
+}
+
+var recorders sync.Map // *mcp.ClientSession → *recorder
+
+// recorderOf returns what the session's client recorded.
+func recorderOf(cs *mcp.ClientSession) *recorder {
+	r, _ := recorders.Load(cs)
+	return r.(*recorder)
+}
+
+// testRoots are the roots the test client announces.
+var testRoots = []*mcp.Root{
+	{URI: "file:///tmp/mcpguard-root-a", Name: "root-a"},
+	{URI: "file:///tmp/mcpguard-root-b", Name: "root-b"},
+}
+
+const sampledText = "hello from the test client"
+
+func newClient(rec *recorder) *mcp.Client {
+	c := mcp.NewClient(&mcp.Implementation{Name: "mcpguard-integration", Version: "1.0.0"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			rec.mu.Lock()
+			rec.sampling = append(rec.sampling, req.Params)
+			rec.mu.Unlock()
+			return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: sampledText}, Model: "test-model", Role: "assistant"}, nil
+		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			rec.mu.Lock()
+			rec.elicit = append(rec.elicit, req.Params)
+			rec.mu.Unlock()
+			if strings.Contains(req.Params.Message, "confirm") { // testserver's
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+			}
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			tok := fmt.Sprint(req.Params.ProgressToken)
+			rec.progress[tok] = append(rec.progress[tok], req.Params.Progress)
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			rec.logs = append(rec.logs, req.Params)
+		},
+	})
+	c.AddRoots(testRoots...)
+	return c
+}
+
+// connect starts argv as an MCP server over stdio and connects the test
+// client to it. The session is closed when the test ends.
+func connect(t testing.TB, argv ...string) *mcp.ClientSession {
+	t.Helper()
+	rec := &recorder{progress: map[string][]float64{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = &testWriter{t: t, prefix: filepath.Base(argv[0]) + " stderr: "}
+	cs, err := newClient(rec).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect %q: %v", argv, err)
+	}
+	recorders.Store(cs, rec)
+	t.Cleanup(func() {
+		cs.Close()
+		recorders.Delete(cs)
+	})
+	return cs
+}
+
+// connectDirect connects the test client to the server argv, no mcpguard.
+func connectDirect(t testing.TB, argv ...string) *mcp.ClientSession {
+	t.Helper()
+	return connect(t, argv...)
+}
+
+// connectGuarded connects the test client to the server argv through mcpguard.
+func connectGuarded(t testing.TB, o *guardOpts, argv ...string) *mcp.ClientSession {
+	t.Helper()
+	return connect(t, guardArgv(t, o, argv...)...)
+}
+
+// testWriter forwards a child's stderr to the test log, line by line.
+type testWriter struct {
+	t      testing.TB
+	prefix string
+	mu     sync.Mutex
+	buf    []byte
+	done   bool
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 || len(w.buf) > 1<<16 {
+			break
+		}
+		line := string(w.buf[:i])
+		w.buf = w.buf[i+1:]
+		func() {
+			defer func() { recover() }() // the test may have ended
+			w.t.Logf("%s%q", w.prefix, truncate(line, 400))
+		}()
+	}
+	if len(w.buf) > 1<<16 {
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + fmt.Sprintf("...(%d bytes)", len(s))
+}
+
+// toJSON is v as generic JSON (maps, slices, float64, ...), for comparing.
+func toJSON(t testing.TB, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("unmarshal: %v", err)
+	}
+	return out
+}
+
+func mustJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprintf("<%v>", err)
+	}
+	return string(b)
+}
+
+// callText calls a tool and returns the text of its first content.
+func callText(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	if res.IsError {
+		t.Fatalf("call %s: tool error: %s", name, mustJSON(res))
+	}
+	if len(res.Content) == 0 {
+		t.Fatalf("call %s: no content: %s", name, mustJSON(res))
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("call %s: first content is %T", name, res.Content[0])
+	}
+	return tc.Text
+}
+
+// hugeText is testserver's HugeText: lines of printable ASCII, n bytes.
+func hugeText(n int) string {
+	const line = "0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ !#%&()*+,-./:;<=>?@[]^_{|}~\n"
+	var b strings.Builder
+	b.Grow(n)
+	for b.Len()+len(line) <= n {
+		b.WriteString(line)
+	}
+	b.WriteString(line[:n-b.Len()])
+	return b.String()
+}
