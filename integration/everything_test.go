@@ -26,10 +26,10 @@ var everythingCalls = []struct {
 	{"get-structured-content", map[string]any{"location": "Chicago"}},
 	{"get-resource-links", map[string]any{"count": 3}},
 	{"get-resource-reference", map[string]any{"resourceType": "Text", "resourceId": 2}},
-	{"get-roots-list", map[string]any{}},                                        // answered from the client's roots/list reply
+	{"get-roots-list", map[string]any{}},                                         // answered from the client's roots/list reply
 	{"trigger-sampling-request", map[string]any{"prompt": "hi", "maxTokens": 5}}, // server→client sampling/createMessage
-	{"trigger-elicitation-request", map[string]any{}},                           // server→client elicitation/create
-	{"no-such-tool", map[string]any{}},                                          // an error result
+	{"trigger-elicitation-request", map[string]any{}},                            // server→client elicitation/create
+	{"no-such-tool", map[string]any{}},                                           // an error result
 }
 
 // timestamp matches the only time-dependent text server-everything sends:
