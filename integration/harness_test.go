@@ -164,7 +164,12 @@ var testRoots = []*mcp.Root{
 
 const sampledText = "hello from the test client"
 
-func newClient(rec *recorder) *mcp.Client {
+// clientOpts configure the test client.
+type clientOpts struct {
+	Roots []*mcp.Root // the roots it announces; nil: testRoots
+}
+
+func newClient(rec *recorder, co *clientOpts) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpguard-integration", Version: "1.0.0"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			rec.mu.Lock()
@@ -193,20 +198,24 @@ func newClient(rec *recorder) *mcp.Client {
 			rec.logs = append(rec.logs, req.Params)
 		},
 	})
-	c.AddRoots(testRoots...)
+	roots := testRoots
+	if co != nil && co.Roots != nil {
+		roots = co.Roots
+	}
+	c.AddRoots(roots...)
 	return c
 }
 
 // connect starts argv as an MCP server over stdio and connects the test
 // client to it. The session is closed when the test ends.
-func connect(t testing.TB, argv ...string) *mcp.ClientSession {
+func connect(t testing.TB, co *clientOpts, argv ...string) *mcp.ClientSession {
 	t.Helper()
 	rec := &recorder{progress: map[string][]float64{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = &testWriter{t: t, prefix: filepath.Base(argv[0]) + " stderr: "}
-	cs, err := newClient(rec).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	cs, err := newClient(rec, co).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
 	if err != nil {
 		t.Fatalf("connect %q: %v", argv, err)
 	}
@@ -221,13 +230,25 @@ func connect(t testing.TB, argv ...string) *mcp.ClientSession {
 // connectDirect connects the test client to the server argv, no mcpguard.
 func connectDirect(t testing.TB, argv ...string) *mcp.ClientSession {
 	t.Helper()
-	return connect(t, argv...)
+	return connect(t, nil, argv...)
+}
+
+// connectDirectWith is connectDirect with client options.
+func connectDirectWith(t testing.TB, co *clientOpts, argv ...string) *mcp.ClientSession {
+	t.Helper()
+	return connect(t, co, argv...)
 }
 
 // connectGuarded connects the test client to the server argv through mcpguard.
 func connectGuarded(t testing.TB, o *guardOpts, argv ...string) *mcp.ClientSession {
 	t.Helper()
-	return connect(t, guardArgv(t, o, argv...)...)
+	return connect(t, nil, guardArgv(t, o, argv...)...)
+}
+
+// connectGuardedWith is connectGuarded with client options.
+func connectGuardedWith(t testing.TB, co *clientOpts, o *guardOpts, argv ...string) *mcp.ClientSession {
+	t.Helper()
+	return connect(t, co, guardArgv(t, o, argv...)...)
 }
 
 // testWriter forwards a child's stderr to the test log, line by line.
