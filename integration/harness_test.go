@@ -314,6 +314,9 @@ func mustJSON(v any) string {
 // callText calls a tool and returns the text of its first content.
 func callText(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) string {
 	t.Helper()
+	if args == nil {
+		args = map[string]any{} // nil would be sent as "arguments":null, which is refused
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})

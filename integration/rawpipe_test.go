@@ -30,6 +30,8 @@ type rawProc struct {
 	exited chan struct{}
 	status int
 
+	guarded bool // mcpguard: every stdout line must be valid JSON
+
 	mu      sync.Mutex
 	invalid [][]byte // stdout lines that are not one valid JSON value
 }
@@ -87,6 +89,9 @@ func startRaw(t testing.TB, argv ...string) *rawProc {
 			p.cmd.Process.Kill()
 			<-p.exited
 		}
+		if inv := p.invalidLines(); p.guarded && len(inv) > 0 {
+			t.Errorf("mcpguard wrote %d stdout lines that are not one JSON value, first: %q", len(inv), truncate(string(inv[0]), 300))
+		}
 		if t.Failed() {
 			t.Logf("stderr of %s:\n%s", argv[0], truncate(p.stderr.String(), 4000))
 		}
@@ -97,7 +102,9 @@ func startRaw(t testing.TB, argv ...string) *rawProc {
 // startGuardedRaw starts mcpguard in front of argv, with raw pipes.
 func startGuardedRaw(t testing.TB, o *guardOpts, argv ...string) *rawProc {
 	t.Helper()
-	return startRaw(t, guardArgv(t, o, argv...)...)
+	p := startRaw(t, guardArgv(t, o, argv...)...)
+	p.guarded = true
+	return p
 }
 
 func (p *rawProc) read(r io.Reader) {
@@ -218,7 +225,7 @@ func (p *rawProc) expect(id string, timeout time.Duration) (m *rawMsg, skipped [
 		}
 		var msg rawMsg
 		if err := json.Unmarshal(line, &msg); err != nil {
-			p.t.Fatalf("mcpguard wrote a line that is not JSON: %q", truncate(string(line), 300))
+			continue // kept in invalid; guarded runs fail on it at cleanup
 		}
 		msg.raw = line
 		if msg.isResponse() && idEqual(msg.ID, id) {
