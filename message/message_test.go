@@ -102,6 +102,7 @@ func TestParseAccepts(t *testing.T) {
 		{"unknown params member kept", `{"jsonrpc":"2.0","id":1,"method":"x/y","params":{"custom":1,"Custom":2}}`, Request, "x/y", ""},
 		{"namespaced meta", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"t","com.example/x":1}}}`, Request, "tools/call", ""},
 		{"depth 64", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + strings.Repeat(`[`, 62) + strings.Repeat(`]`, 62) + `}}`, Request, "x", ""},
+		{"null arguments mean none", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":null}}`, Request, "tools/call", ""},
 		{"unicode in arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"t":"日本語 ✓ \u2028"}}}`, Request, "tools/call", ""},
 	}
 	for _, c := range cases {

@@ -108,10 +108,16 @@ func (m *Message) readParam(name string, v jsontext.Value) *Error {
 		if !judged(m.Method, "tools/call", "prompts/get") {
 			return nil
 		}
-		if v.Kind() != '{' {
-			return invalid(jsonrpc2.CodeInvalidParams, "params.arguments must be an object")
+		switch v.Kind() {
+		case 'n':
+			// The go-sdk client sends null for "no arguments"; a server
+			// reads it as none (or refuses it), never as hostile content.
+			return nil
+		case '{':
+			m.Arguments = v
+			return nil
 		}
-		m.Arguments = v
+		return invalid(jsonrpc2.CodeInvalidParams, "params.arguments must be an object")
 	case "uri":
 		if !judged(m.Method, "resources/read", "resources/subscribe", "resources/unsubscribe") {
 			return nil
