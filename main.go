@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpguard/mcpguard/eventlog"
@@ -108,6 +109,62 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, serverArgv []string, dash
 				Action:    runAction,
 			},
 			{
+				Name:      "check",
+				Usage:     "validate policy files; errors as file:line:col",
+				UsageText: "mcpguard check POLICY...",
+				Action: func(c *cli.Context) error {
+					if c.NArg() == 0 {
+						return usagef("check needs at least one policy file")
+					}
+					failed := false
+					for _, path := range c.Args().Slice() {
+						if _, err := policy.LoadFile(path); err != nil {
+							fmt.Fprintln(stderr, err)
+							failed = true
+							continue
+						}
+						fmt.Fprintf(stdout, "%s: ok\n", path)
+					}
+					if failed {
+						*status = 1
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "eval",
+				Usage:     "print the verdict a message from the agent would get, and why",
+				UsageText: "mcpguard eval --policy FILE [--tools-list FILE] [REQUEST.json|-]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "policy", Usage: "policy `FILE`; default: the baseline"},
+					&cli.StringFlag{Name: "mode", Usage: "override the policy's mode: enforce or audit"},
+					&cli.StringFlag{Name: "tools-list", Usage: "a tools/list result `FILE` ({\"tools\":[...]}) whose input schemas server_schema: enforce uses"},
+				},
+				Action: func(c *cli.Context) error {
+					pol, err := loadPolicy(c.String("policy"), c.String("mode"))
+					if err != nil {
+						return err
+					}
+					msg, err := readInput(c.Args().First(), stdin)
+					if err != nil {
+						return usageError{err}
+					}
+					var tools []byte
+					if path := c.String("tools-list"); path != "" {
+						if tools, err = os.ReadFile(path); err != nil {
+							return usageError{err}
+						}
+					}
+					ev := pol.Evaluate(msg, tools)
+					out, _ := json.Marshal(ev, jsontext.Multiline(true))
+					fmt.Fprintf(stdout, "%s\n", out)
+					if ev.Verdict == "rejected" {
+						*status = 1
+					}
+					return nil
+				},
+			},
+			{
 				Name:  "version",
 				Usage: "print the version",
 				Action: func(c *cli.Context) error {
@@ -122,16 +179,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, serverArgv []string, dash
 
 // runConfig turns the run flags into the relay's configuration.
 func runConfig(c *cli.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (proxy.Config, error) {
-	pol := policy.Baseline()
-	if path := c.String("policy"); path != "" {
-		return proxy.Config{}, usagef("--policy: policy files are not supported yet")
-	}
-	switch mode := policy.Mode(c.String("mode")); mode {
-	case "":
-	case policy.Enforce, policy.Audit:
-		pol.Mode = mode
-	default:
-		return proxy.Config{}, usagef("--mode must be enforce or audit")
+	pol, err := loadPolicy(c.String("policy"), c.String("mode"))
+	if err != nil {
+		return proxy.Config{}, err
 	}
 	maxReq, maxResp := c.Int("max-request-bytes"), c.Int("max-response-bytes")
 	if n := c.Int("max-message-bytes"); n > 0 {
@@ -159,4 +209,31 @@ func runConfig(c *cli.Context, argv []string, stdin io.Reader, stdout, stderr io
 	}, nil
 }
 
-var _ = filepath.Base
+// readInput reads a whole message from a file, or stdin for "" and "-".
+func readInput(path string, stdin io.Reader) ([]byte, error) {
+	if path == "" || path == "-" {
+		return io.ReadAll(io.LimitReader(stdin, proxy.DefaultMaxRequestBytes+1))
+	}
+	return os.ReadFile(path)
+}
+
+// loadPolicy loads the policy file (the baseline when path is empty) and
+// applies a --mode override. A bad policy is a configuration error: the
+// server is never started under a policy that did not load.
+func loadPolicy(path, mode string) (*policy.Policy, error) {
+	pol := policy.Baseline()
+	if path != "" {
+		var err error
+		if pol, err = policy.LoadFile(path); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	switch m := policy.Mode(mode); m {
+	case "":
+	case policy.Enforce, policy.Audit:
+		pol = pol.WithMode(m)
+	default:
+		return nil, usagef("--mode must be enforce or audit")
+	}
+	return pol, nil
+}

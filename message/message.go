@@ -61,6 +61,7 @@ type Message struct {
 	Name      string         // tools/call, prompts/get: params.name
 	Arguments jsontext.Value // tools/call, prompts/get: params.arguments
 	URI       string         // resources/read, resources/subscribe: params.uri
+	RequestID jsontext.Value // notifications/cancelled: params.requestId
 }
 
 // IDKey returns the message's id as a map key (see KeyOf).

@@ -118,6 +118,14 @@ func (m *Message) readParam(name string, v jsontext.Value) *Error {
 			return nil
 		}
 		return invalid(jsonrpc2.CodeInvalidParams, "params.arguments must be an object")
+	case "requestId":
+		if m.Method != "notifications/cancelled" {
+			return nil
+		}
+		if err := checkID(v, false); err != nil {
+			return invalid(jsonrpc2.CodeInvalidParams, "params.requestId must be a string or an integer")
+		}
+		m.RequestID = v
 	case "uri":
 		if !judged(m.Method, "resources/read", "resources/subscribe", "resources/unsubscribe") {
 			return nil

@@ -27,6 +27,10 @@ type Rejection struct {
 	Rule             string            `json:"rule,omitempty"`
 	Retryable        bool              `json:"retryable"`
 	ValidationErrors []ValidationError `json:"validation_errors,omitempty"`
+
+	// Value is the offending value. It is never serialised: the log
+	// records only its length and a hash.
+	Value string `json:"-"`
 }
 
 // ValidationError is one JSON Schema failure: the keyword, where in the

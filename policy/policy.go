@@ -2,6 +2,12 @@
 // validating it, and deciding on each message that crosses the proxy.
 package policy
 
+import (
+	"sort"
+
+	"github.com/go-json-experiment/json"
+)
+
 // Mode says what a failed check does.
 type Mode string
 
@@ -12,13 +18,96 @@ const (
 
 // Policy is a compiled, immutable policy for one downstream server.
 type Policy struct {
+	// Source is the file the policy came from ("baseline" for the embedded one).
+	Source string
 	// Server names the downstream in logs; empty means the command's base name.
 	Server string
 	Mode   Mode
+	// DenyUnknown refuses calls of tools not listed under tools: (unknown_tools: deny).
+	DenyUnknown bool
+	// RejectAsError sends rejected tools/call as JSON-RPC errors, not tool results.
+	RejectAsError bool
+
+	tools   []*toolEntry
+	ingress []*ingressRule
+	egress  []*egressRule
 }
 
 // Baseline is the policy applied without --policy: strict parsing, egress
 // hygiene, logging, every tool allowed.
 func Baseline() *Policy {
-	return &Policy{Mode: Enforce}
+	return &Policy{Source: "baseline", Mode: Enforce}
+}
+
+// WithMode returns a copy of p with its mode replaced (the --mode flag).
+func (p *Policy) WithMode(m Mode) *Policy {
+	q := *p
+	q.Mode = m
+	return &q
+}
+
+// sortTools puts exact names before globs, each in name order, so that
+// decisions and error messages do not depend on map order.
+func sortTools(ts []*toolEntry) {
+	sort.Slice(ts, func(i, j int) bool {
+		if ts[i].glob != ts[j].glob {
+			return !ts[i].glob
+		}
+		return ts[i].pattern < ts[j].pattern
+	})
+}
+
+// toolDecision is what the tools: section says about one tool name.
+type toolDecision struct {
+	denied       bool
+	rule         string       // the entry that denied it, or "unknown_tools"
+	schemas      []*argSchema // policy schemas of every matching entry
+	serverSchema bool
+	schemaRule   string // the entry that asked for the schema check
+}
+
+// tool resolves a tool name against tools:. A matching deny wins over
+// everything; an exact entry or a glob set to allow lists the tool; a
+// glob set to an object only contributes settings; a tool nothing lists is
+// denied when unknown_tools is deny.
+func (p *Policy) tool(name string) toolDecision {
+	var d toolDecision
+	listed := false
+	for _, t := range p.tools {
+		if !t.matches(name) {
+			continue
+		}
+		switch t.action {
+		case actionDeny:
+			return toolDecision{denied: true, rule: t.rule}
+		case actionAllow:
+			listed = true
+		}
+		if t.schema != nil {
+			d.schemas = append(d.schemas, t.schema)
+			if d.schemaRule == "" {
+				d.schemaRule = t.rule + ".schema"
+			}
+		}
+		if t.serverSchema {
+			d.serverSchema = true
+		}
+	}
+	if !listed && p.DenyUnknown {
+		return toolDecision{denied: true, rule: "unknown_tools"}
+	}
+	return d
+}
+
+// Denied reports whether calls of the tool are refused (and the tool hidden
+// from tools/list).
+func (p *Policy) Denied(name string) bool { return p.tool(name).denied }
+
+func unmarshalStrict(b []byte, v any) error {
+	return json.Unmarshal(b, v, json.RejectUnknownMembers(true))
+}
+
+// unmarshalLoose decodes what a server sent, ignoring members we do not need.
+func unmarshalLoose(b []byte, v any) error {
+	return json.Unmarshal(b, v)
 }

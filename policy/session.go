@@ -1,6 +1,11 @@
 package policy
 
 import (
+	"bytes"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpguard/mcpguard/message"
 )
 
@@ -24,35 +29,202 @@ type Call struct {
 	Tool   string // tools/call, prompts/get: the name called
 }
 
-// Rewrite is one change the egress canonicaliser made, for the log.
+// Rewrite is one change the egress side made, for the log.
 type Rewrite struct {
 	Field         string // where in the message, e.g. result.content[0].text
-	Canonicaliser string
-	Removed       int // bytes removed
+	Canonicaliser string // text, free_text, path; or "hidden" for a denied tool removed from tools/list
+	Removed       int    // bytes removed
 }
 
 // Session is a policy applied to one downstream: it holds what the session
-// learns (the input schemas the server announced). Safe for concurrent use.
+// learns, the input schemas the server announced. Safe for concurrent use.
 type Session struct {
 	p *Policy
+
+	mu sync.Mutex
+	// serverSchemas maps tool name to its compiled inputSchema; a nil
+	// value means the server announced one that cannot be enforced.
+	serverSchemas map[string]*argSchema
 }
 
 // NewSession starts applying p to one downstream server.
 func (p *Policy) NewSession() *Session {
-	return &Session{p: p}
+	return &Session{p: p, serverSchemas: map[string]*argSchema{}}
 }
 
 // Policy returns the policy the session applies.
 func (s *Session) Policy() *Policy { return s.p }
 
-// Ingress judges a request or notification from the agent.
-func (s *Session) Ingress(m *message.Message) Verdict {
-	return Verdict{}
+func (s *Session) serverSchema(tool string) (sch *argSchema, known bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sch, known = s.serverSchemas[tool]
+	return sch, known
 }
 
-// Egress returns the bytes to forward to the agent for a message from the
-// server: m.Raw itself when nothing changes. call is the request a response
-// answers, nil when unknown or not a response.
-func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
-	return m.Raw, nil, nil
+// capturesSchemas reports whether any tool wants server_schema: enforce.
+func (p *Policy) capturesSchemas() bool {
+	for _, t := range p.tools {
+		if t.serverSchema {
+			return true
+		}
+	}
+	return false
+}
+
+type listedTool struct {
+	Name        string         `json:"name"`
+	InputSchema jsontext.Value `json:"inputSchema"`
+}
+
+// toolsList learns the input schemas a tools/list result announces and
+// removes the tools the policy denies, so the agent is not even offered
+// them. It returns m.Raw when it changes nothing.
+func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
+	capture := s.p.capturesSchemas()
+	var kept []jsontext.Value
+	var rewrites []Rewrite
+	changed := false
+	err := eachArrayMember(m.Result, "tools", func(i int, v jsontext.Value) error {
+		var t listedTool
+		if err := unmarshalLoose(v, &t); err != nil {
+			kept = append(kept, v)
+			return nil
+		}
+		if s.p.Denied(t.Name) {
+			changed = true
+			rewrites = append(rewrites, Rewrite{Field: "result.tools[" + itoa(i) + "]", Canonicaliser: "hidden", Removed: len(v)})
+			return nil
+		}
+		kept = append(kept, v)
+		if capture && t.Name != "" && t.InputSchema != nil {
+			sch, err := compileArgSchema(t.InputSchema)
+			if err != nil {
+				sch = nil // known but unenforceable: calls fail closed
+			}
+			s.mu.Lock()
+			s.serverSchemas[t.Name] = sch
+			s.mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil || !changed {
+		return m.Raw, nil, nil
+	}
+	out, err := replaceMember(m.Raw, "result", "tools", kept)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, rewrites, nil
+}
+
+func itoa(i int) string { return string(appendInt(nil, i)) }
+
+func appendInt(b []byte, i int) []byte {
+	if i >= 10 {
+		b = appendInt(b, i/10)
+	}
+	return append(b, byte('0'+i%10))
+}
+
+// eachArrayMember calls fn for each element of obj[name] when it is an array.
+func eachArrayMember(obj jsontext.Value, name string, fn func(i int, v jsontext.Value) error) error {
+	if obj.Kind() != '{' {
+		return nil
+	}
+	d := jsontext.NewDecoder(bytes.NewBuffer(obj))
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return err
+		}
+		if tok.String() != name || d.PeekKind() != '[' {
+			if err := d.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return err
+		}
+		for i := 0; d.PeekKind() != ']'; i++ {
+			v, err := d.ReadValue()
+			if err != nil {
+				return err
+			}
+			if err := fn(i, v); err != nil {
+				return err
+			}
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replaceMember re-encodes msg with msg[outer][inner] replaced by an array
+// of the given elements; everything else keeps its exact text.
+func replaceMember(msg []byte, outer, inner string, elems []jsontext.Value) ([]byte, error) {
+	var arr bytes.Buffer
+	arr.WriteByte('[')
+	for i, e := range elems {
+		if i > 0 {
+			arr.WriteByte(',')
+		}
+		arr.Write(e)
+	}
+	arr.WriteByte(']')
+	replaceIn := func(obj []byte, name string, with func(v jsontext.Value) ([]byte, error)) ([]byte, error) {
+		d := jsontext.NewDecoder(bytes.NewBuffer(obj))
+		var out bytes.Buffer
+		e := jsontext.NewEncoder(&out)
+		if _, err := d.ReadToken(); err != nil {
+			return nil, err
+		}
+		e.WriteToken(jsontext.BeginObject)
+		for d.PeekKind() != '}' {
+			rawName, err := d.ReadValue()
+			if err != nil {
+				return nil, err
+			}
+			if err := e.WriteValue(rawName); err != nil {
+				return nil, err
+			}
+			matched := unquoteValue(rawName) == name
+			v, err := d.ReadValue()
+			if err != nil {
+				return nil, err
+			}
+			if matched {
+				nv, err := with(v)
+				if err != nil {
+					return nil, err
+				}
+				v = nv
+			}
+			if err := e.WriteValue(v); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return nil, err
+		}
+		e.WriteToken(jsontext.EndObject)
+		return bytes.TrimRight(out.Bytes(), "\n"), nil
+	}
+	return replaceIn(msg, outer, func(v jsontext.Value) ([]byte, error) {
+		return replaceIn(v, inner, func(jsontext.Value) ([]byte, error) { return arr.Bytes(), nil })
+	})
+}
+
+// Reply is the message the agent gets for a rejected request with id.
+func (v Verdict) Reply(id jsontext.Value) []byte {
+	if v.AsError {
+		return message.RejectionError(id, v.Code, v.Rejection)
+	}
+	return message.RejectionResult(id, v.Rejection)
 }

@@ -10,7 +10,6 @@
 package proxy
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -172,7 +171,7 @@ func (r *relay) ingress() {
 		switch {
 		case err == errTooLong:
 			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: message.SniffIDPrefix(lines.prefix),
-				Reason: "message longer than " + strconv.Itoa(r.cfg.MaxRequestBytes) + " bytes"})
+				Reason: "message longer than " + strconv.Itoa(r.cfg.MaxRequestBytes) + " bytes"}, nil)
 			continue
 		case err != nil:
 			r.flush()
@@ -183,7 +182,7 @@ func (r *relay) ingress() {
 		}
 		m, perr := message.Parse(line)
 		if perr != nil {
-			r.refuse(perr.(*message.Error))
+			r.refuse(perr.(*message.Error), line)
 			continue
 		}
 		r.fromAgent(m)
@@ -214,10 +213,10 @@ func (r *relay) agentGone() {
 }
 
 // refuse answers a line that failed strict parsing. It never reaches the server.
-func (r *relay) refuse(e *message.Error) {
+func (r *relay) refuse(e *message.Error, line []byte) {
 	rej := message.Malformed(e)
 	r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventMalformed, Direction: eventlog.Ingress,
-		ID: logID(e.ID), ErrorCode: rej.ErrorCode, Action: eventlog.ActionRejected, Message: rej.Error})
+		ID: logID(e.ID), ErrorCode: rej.ErrorCode, Action: eventlog.ActionRejected, Message: rej.Error, Value: line})
 	r.replyToAgent(message.RejectionError(e.ID, e.Code, rej))
 }
 
@@ -239,22 +238,31 @@ func (r *relay) fromAgent(m *message.Message) {
 		r.logVerdict(m, v)
 		if !v.Audit {
 			if m.Kind == message.Request {
-				r.replyRejection(m.ID, v)
+				r.replyToAgent(v.Reply(m.ID))
 			}
 			return
 		}
 	}
 	if m.Kind == message.Notification {
+		if m.RequestID != nil {
+			// A cancelled request may never be answered (MCP asks servers
+			// not to); forget it so the in-flight table does not fill up.
+			r.pending.take(message.KeyOf(m.RequestID))
+		}
 		r.toServerLine(m.Raw)
 		return
 	}
 	key := m.IDKey()
 	if err := r.pending.add(key, inFlight{id: m.ID.Clone(), call: policy.Call{Method: m.Method, Tool: m.Name}, start: time.Now()}); err != nil {
 		if err == errDuplicateID {
-			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()})
+			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
 			return
 		}
-		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventLimit, Direction: eventlog.Ingress,
+		event := eventlog.EventLimit
+		if err == errGone {
+			event = eventlog.EventFailed
+		}
+		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: event, Direction: eventlog.Ingress,
 			Method: m.Method, Tool: m.Name, ID: logID(m.ID), Action: eventlog.ActionRejected, Message: err.Error()})
 		r.replyToAgent(message.ErrorReply(m.ID, jsonrpc2.CodeInternalError, "mcpguard: "+err.Error(), nil))
 		return
@@ -270,18 +278,13 @@ func (r *relay) toServerLine(b []byte) {
 	_ = r.toServer.writeLine(b) // a dead server is noticed by egress
 }
 
-func (r *relay) replyRejection(id jsontext.Value, v policy.Verdict) {
-	if v.AsError {
-		r.replyToAgent(message.RejectionError(id, v.Code, v.Rejection))
-		return
-	}
-	r.replyToAgent(message.RejectionResult(id, v.Rejection))
-}
-
 func (r *relay) logVerdict(m *message.Message, v policy.Verdict) {
 	ev := eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventRejected, Direction: eventlog.Ingress,
 		Method: m.Method, Tool: m.Name, ID: logID(m.ID), ErrorCode: v.Rejection.ErrorCode,
 		Field: v.Rejection.Field, Rule: v.Rejection.Rule, Action: eventlog.ActionRejected, Message: v.Rejection.Error}
+	if v.Rejection.Value != "" {
+		ev.Value = []byte(v.Rejection.Value)
+	}
 	if v.Audit {
 		ev.Event, ev.Action = eventlog.EventAudited, eventlog.ActionAudited
 	}
@@ -379,4 +382,3 @@ func logID(id jsontext.Value) string {
 	return eventlog.Clean(string(id))
 }
 
-var _ = errors.New

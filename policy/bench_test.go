@@ -1,0 +1,71 @@
+package policy
+
+import (
+	"os"
+	"testing"
+
+	"github.com/mcpguard/mcpguard/message"
+)
+
+// twentyRules is a typical policy for a test-runner server: 20 ingress
+// rules, a schema, and a denied tool.
+const twentyRules = `
+version: 1
+tools:
+  run_tests:
+    schema:
+      type: object
+      properties:
+        testArgs: {type: array, items: {type: string, maxLength: 256}}
+        run: {type: string}
+        path: {type: string}
+  delete_cache: deny
+ingress:
+  - {tools: ["*"], fields: ["**"], check: control_chars}
+  - {tools: [run_tests], fields: ["testArgs[*]"], check: dangerous_flags, long: [--rootdir, --cov-config, --init-script, --require, --node-options, --manifest-path, --target-dir, --inspect, --experimental-loader], short_prefixes: [-D, -I, -P]}
+  - {tools: [run_tests], fields: ["testArgs[*]"], check: shell_metachars}
+  - {tools: [run_tests], fields: [run], check: deny_pattern, pattern: '[;&\n\r]|\$\(', code: INPUT_REJECTED_INVALID_RUN_PATTERN}
+  - {tools: [run_tests], fields: [tags], check: pattern, pattern: '^[A-Za-z0-9_,]+$'}
+  - {tools: [run_tests], fields: [timeout], check: duration}
+  - {tools: [run_tests], fields: [path, "packages[*]"], check: path_scope, roots: ["${ROOT}"]}
+  - {tools: [run_tests], fields: [run], check: control_chars}
+  - {tools: [run_tests], fields: [path], check: control_chars}
+  - {tools: [run_tests], fields: [path], check: shell_metachars}
+  - {tools: [run_tests], fields: [env], check: pattern, pattern: '^[A-Z_]+=[^;]*$'}
+  - {tools: [other_*], fields: ["**"], check: shell_metachars}
+  - {tools: [lint], fields: ["args[*]"], check: dangerous_flags, long: [--config]}
+  - {tools: [lint], fields: [path], check: path_scope, roots: ["${ROOT}"]}
+  - {tools: [build], fields: ["flags[*]"], check: dangerous_flags, long: [--exec], short_prefixes: [-X]}
+  - {tools: [build], fields: [out], check: path_scope, roots: ["${ROOT}"]}
+  - {tools: [run_tests], fields: [count], check: pattern, pattern: '^[0-9]+$'}
+  - {tools: [run_tests], fields: [shard], check: pattern, pattern: '^[0-9]+/[0-9]+$'}
+  - {tools: [run_tests], fields: [coverprofile], check: path_scope, roots: ["${ROOT}"]}
+  - {tools: [run_tests], fields: ["testArgs[*]"], check: control_chars}
+`
+
+// BenchmarkEvaluateToolCall measures one typical tools/call (about 256
+// bytes of arguments) against the 20-rule policy: strict parse excluded,
+// argument decoding, schema and every applicable rule included.
+func BenchmarkEvaluateToolCall(b *testing.B) {
+	root := b.TempDir()
+	os.MkdirAll(root+"/pkg", 0o755)
+	p, err := Load("bench.yaml", []byte(twentyRules), func(string) (string, bool) { return root, true })
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := p.NewSession()
+	m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_tests","arguments":{"testArgs":["-v","--count=1","-race","./pkg/...","-timeout","90s"],"run":"TestParse|TestRelay$","path":"` + root + `/pkg","timeout":"90s","tags":"integration,slow","packages":["./pkg/a","./pkg/b"]}}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if v := s.Ingress(m); v.Rejection != nil {
+		b.Fatalf("benign call rejected: %+v", v.Rejection)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if v := s.Ingress(m); v.Rejection != nil {
+			b.Fatal("rejected")
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/goccy/go-yaml"
+)
+
+// caseFile is one file of policy cases under testdata/cases: a policy and
+// messages with the verdict each must get. Policy behaviour is data; a new
+// case is a few lines.
+type caseFile struct {
+	Note       string       `yaml:"note"`
+	Policy     string       `yaml:"policy"`      // inline policy YAML
+	PolicyFile string       `yaml:"policy_file"` // or a file, relative to the repo root
+	ToolsList  any          `yaml:"tools_list"`  // optional tools/list result priming server schemas
+	Cases      []policyCase `yaml:"cases"`
+}
+
+type policyCase struct {
+	Note      string `yaml:"note"`
+	Method    string `yaml:"method"` // default tools/call
+	Tool      string `yaml:"tool"`   // params.name
+	Arguments any    `yaml:"arguments"`
+	URI       string `yaml:"uri"`     // resources/read
+	Message   string `yaml:"message"` // a raw line instead of the above
+	Want      string `yaml:"want"`    // "allow" or the error_code
+	Field     string `yaml:"field"`   // optional: the field the rejection names
+	Rule      string `yaml:"rule"`    // optional: the rule the rejection names
+}
+
+// pathFixture builds the tree path_scope cases run against and returns the
+// variables their policies expand: ROOT (an allowed root with files),
+// OUTSIDE (a directory outside it), LINKROOT (a root that is a symlink).
+func pathFixture(t *testing.T) map[string]string {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{root, filepath.Join(root, "sub"), outside, filepath.Join(base, "root_x"), filepath.Join(base, "real")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(root, "file.txt"), filepath.Join(root, "sub", "a.go"), filepath.Join(outside, "secret")} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		filepath.Join(root, "link_out"):        outside,
+		filepath.Join(root, "link_in"):         filepath.Join(root, "sub"),
+		filepath.Join(root, "sub", "link_up"):  base,
+		filepath.Join(root, "dangling_out"):    filepath.Join(outside, "not-yet"),
+		filepath.Join(base, "linkroot"):        filepath.Join(base, "real"),
+		filepath.Join(root, "link_secret"):     filepath.Join(outside, "secret"),
+		filepath.Join(root, "link_rel_escape"): "../outside",
+	}
+	for link, target := range links {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return map[string]string{"ROOT": root, "OUTSIDE": outside, "LINKROOT": filepath.Join(base, "linkroot"), "BASE": base}
+}
+
+func expandFixture(s string, vars map[string]string) string {
+	for k, v := range vars {
+		s = strings.ReplaceAll(s, "${"+k+"}", v)
+	}
+	return s
+}
+
+func TestPolicyCases(t *testing.T) {
+	files, err := filepath.Glob("testdata/cases/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no case files: %v", err)
+	}
+	vars := pathFixture(t)
+	t.Setenv("HOME", vars["ROOT"])
+	lookup := func(name string) (string, bool) {
+		v, ok := vars[name]
+		if !ok {
+			return os.LookupEnv(name)
+		}
+		return v, ok
+	}
+	counts := map[bool]int{}
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cf caseFile
+		if err := yaml.UnmarshalWithOptions(data, &cf, yaml.Strict()); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".yaml"), func(t *testing.T) {
+			src, name := []byte(cf.Policy), path
+			if cf.PolicyFile != "" {
+				name = filepath.Join("..", cf.PolicyFile)
+				if src, err = os.ReadFile(name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := Load(name, src, lookup)
+			if err != nil {
+				t.Fatalf("policy does not load: %v", err)
+			}
+			var tools []byte
+			if cf.ToolsList != nil {
+				if tools, err = json.Marshal(cf.ToolsList); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, c := range cf.Cases {
+				line := caseMessage(t, c, vars)
+				ev := p.Evaluate(line, tools)
+				got := ev.ErrorCode
+				if ev.Verdict == "allowed" {
+					got = "allow"
+				}
+				label := c.Note
+				if label == "" {
+					label = string(line)
+				}
+				if got != c.Want {
+					t.Errorf("case %d %q: got %s (%s), want %s", i, label, got, ev.Error, c.Want)
+					continue
+				}
+				if c.Field != "" && ev.Field != c.Field {
+					t.Errorf("case %d %q: field %q, want %q", i, label, ev.Field, c.Field)
+				}
+				if c.Rule != "" && ev.Rule != c.Rule {
+					t.Errorf("case %d %q: rule %q, want %q", i, label, ev.Rule, c.Rule)
+				}
+				counts[c.Want == "allow"]++
+			}
+		})
+	}
+	t.Logf("%d adversarial cases, %d benign cases", counts[false], counts[true])
+	if counts[false] < 150 || counts[true] < 50 {
+		t.Errorf("the case files hold %d adversarial and %d benign cases; keep at least 150 and 50", counts[false], counts[true])
+	}
+}
+
+func caseMessage(t *testing.T, c policyCase, vars map[string]string) []byte {
+	if c.Message != "" {
+		return []byte(expandFixture(c.Message, vars))
+	}
+	method := c.Method
+	if method == "" {
+		method = "tools/call"
+	}
+	params := map[string]any{}
+	switch method {
+	case "resources/read":
+		params["uri"] = expandFixture(c.URI, vars)
+	default:
+		params["name"] = c.Tool
+		if c.Arguments != nil {
+			params["arguments"] = expandAll(c.Arguments, vars)
+		}
+	}
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, json.Deterministic(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func expandAll(v any, vars map[string]string) any {
+	switch x := v.(type) {
+	case string:
+		return expandFixture(x, vars)
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = expandAll(e, vars)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = expandAll(e, vars)
+		}
+		return out
+	}
+	return v
+}
+
+var _ = jsontext.Value(nil)

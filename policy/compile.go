@@ -1,0 +1,284 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/canon"
+	"github.com/mcpguard/mcpguard/rules"
+)
+
+// fileV1 is a policy file as written (after schema validation).
+type fileV1 struct {
+	Version      int                       `json:"version"`
+	Server       string                    `json:"server"`
+	Mode         string                    `json:"mode"`
+	UnknownTools string                    `json:"unknown_tools"`
+	RejectAs     string                    `json:"reject_as"`
+	Tools        map[string]jsontext.Value `json:"tools"`
+	Ingress      []ingressV1               `json:"ingress"`
+	Egress       []egressV1                `json:"egress"`
+}
+
+type toolV1 struct {
+	Schema       jsontext.Value `json:"schema"`
+	ServerSchema string         `json:"server_schema"`
+	Action       string         `json:"action"`
+}
+
+type ingressV1 struct {
+	Tools         []string `json:"tools"`
+	Methods       []string `json:"methods"`
+	Fields        []string `json:"fields"`
+	Check         string   `json:"check"`
+	Remediation   string   `json:"remediation"`
+	Long          []string `json:"long"`
+	ShortPrefixes []string `json:"short_prefixes"`
+	Pattern       string   `json:"pattern"`
+	Code          string   `json:"code"`
+	Roots         []string `json:"roots"`
+}
+
+type egressV1 struct {
+	Tools        []string `json:"tools"`
+	Fields       []string `json:"fields"`
+	Canonicalise string   `json:"canonicalise"`
+	MaxBytes     int      `json:"max_bytes"`
+}
+
+type action uint8
+
+const (
+	actionNone  action = iota // settings only
+	actionAllow               // listed
+	actionDeny                // refused and hidden
+)
+
+// toolEntry is one entry under tools:.
+type toolEntry struct {
+	pattern      string // exact name or glob
+	glob         bool
+	action       action
+	schema       *argSchema
+	serverSchema bool
+	rule         string // "tools.<pattern>", for rejections
+}
+
+func (t *toolEntry) matches(name string) bool {
+	if !t.glob {
+		return t.pattern == name
+	}
+	ok, _ := path.Match(t.pattern, name)
+	return ok
+}
+
+// ingressRule is one compiled entry under ingress:.
+type ingressRule struct {
+	rule        string // "ingress[N]"
+	tools       []string
+	methods     []string
+	fields      []Selector
+	checkName   string
+	check       rules.Check
+	code        string // the check's error code, also for type confusion
+	remediation string
+}
+
+// egressRule is one compiled entry under egress:.
+type egressRule struct {
+	rule     string // "egress[N]"
+	tools    []string
+	fields   []Selector
+	kind     canon.Kind
+	maxBytes int
+}
+
+func globsMatch(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func validGlob(g string) error {
+	_, err := path.Match(g, "")
+	return err
+}
+
+// compile turns a validated file into a Policy; at locates errors.
+func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string) (string, bool)) (*Policy, Errors) {
+	var errs Errors
+	p := &Policy{
+		Server:        f.Server,
+		Mode:          Enforce,
+		DenyUnknown:   f.UnknownTools == "deny",
+		RejectAsError: f.RejectAs == "error",
+	}
+	if f.Mode != "" {
+		p.Mode = Mode(f.Mode)
+	}
+	for name, raw := range f.Tools {
+		ptr := "/tools/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+		e := &toolEntry{pattern: name, glob: strings.ContainsAny(name, "*?["), rule: "tools." + name}
+		if e.glob {
+			if err := validGlob(name); err != nil {
+				errs = append(errs, at(ptr, "bad tool glob: "+err.Error()))
+				continue
+			}
+		}
+		switch string(raw) {
+		case `"allow"`:
+			e.action = actionAllow
+		case `"deny"`:
+			e.action = actionDeny
+		default:
+			var t toolV1
+			if err := unmarshalStrict(raw, &t); err != nil {
+				errs = append(errs, at(ptr, err.Error()))
+				continue
+			}
+			switch t.Action {
+			case "allow":
+				e.action = actionAllow
+			case "deny":
+				e.action = actionDeny
+			default:
+				if !e.glob {
+					e.action = actionAllow // an exact name with settings is listed
+				}
+			}
+			e.serverSchema = t.ServerSchema == "enforce"
+			if t.Schema != nil {
+				s, err := compileArgSchema(t.Schema)
+				if err != nil {
+					errs = append(errs, at(ptr+"/schema", "schema: "+err.Error()))
+					continue
+				}
+				e.schema = s
+			}
+		}
+		p.tools = append(p.tools, e)
+	}
+	sortTools(p.tools)
+
+	for i, r := range f.Ingress {
+		ptr := "/ingress/" + strconv.Itoa(i)
+		rule, err := compileIngress(r, lookup)
+		if err != nil {
+			errs = append(errs, at(ptr, err.Error()))
+			continue
+		}
+		rule.rule = fmt.Sprintf("ingress[%d]", i)
+		p.ingress = append(p.ingress, rule)
+	}
+	for i, r := range f.Egress {
+		ptr := "/egress/" + strconv.Itoa(i)
+		rule, err := compileEgress(r)
+		if err != nil {
+			errs = append(errs, at(ptr, err.Error()))
+			continue
+		}
+		rule.rule = fmt.Sprintf("egress[%d]", i)
+		p.egress = append(p.egress, rule)
+	}
+	return p, errs
+}
+
+func compileSelectors(texts []string) ([]Selector, error) {
+	out := make([]Selector, 0, len(texts))
+	for _, t := range texts {
+		s, err := ParseSelector(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRule, error) {
+	rule := &ingressRule{tools: r.Tools, methods: r.Methods, checkName: r.Check, remediation: r.Remediation}
+	if len(rule.tools) == 0 {
+		rule.tools = []string{"*"}
+	}
+	if len(rule.methods) == 0 {
+		rule.methods = []string{"tools/call"}
+	}
+	for _, g := range rule.tools {
+		if err := validGlob(g); err != nil {
+			return nil, fmt.Errorf("bad tool glob %q: %v", g, err)
+		}
+	}
+	var err error
+	if rule.fields, err = compileSelectors(r.Fields); err != nil {
+		return nil, err
+	}
+	switch r.Check {
+	case "dangerous_flags":
+		rule.check, err = rules.NewDangerousFlags(r.Long, r.ShortPrefixes)
+		rule.code = rules.CodeDangerousFlag
+	case "shell_metachars":
+		rule.check, rule.code = rules.NewShellMetachars(), rules.CodeShellMetachar
+	case "control_chars":
+		rule.check, rule.code = rules.NewControlChars(), rules.CodeControlChars
+	case "pattern", "deny_pattern":
+		rule.code = r.Code
+		if rule.code == "" {
+			rule.code = rules.CodePattern
+		}
+		if r.Check == "pattern" {
+			rule.check, err = rules.NewPattern(r.Pattern, r.Code, r.Remediation)
+		} else {
+			rule.check, err = rules.NewDenyPattern(r.Pattern, r.Code, r.Remediation)
+		}
+	case "duration":
+		rule.check, rule.code = rules.NewDuration(), rules.CodeTimeout
+	case "path_scope":
+		rule.code = rules.CodePathScope
+		roots := make([]string, len(r.Roots))
+		for i, root := range r.Roots {
+			if roots[i], err = expandVars(root, lookup); err != nil {
+				return nil, fmt.Errorf("roots[%d]: %v", i, err)
+			}
+		}
+		rule.check, err = rules.NewPathScope(roots)
+	default:
+		err = fmt.Errorf("unknown check %q", r.Check)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", r.Check, err)
+	}
+	return rule, nil
+}
+
+func compileEgress(r egressV1) (*egressRule, error) {
+	rule := &egressRule{tools: r.Tools, maxBytes: r.MaxBytes}
+	if len(rule.tools) == 0 {
+		rule.tools = []string{"*"}
+	}
+	for _, g := range rule.tools {
+		if err := validGlob(g); err != nil {
+			return nil, fmt.Errorf("bad tool glob %q: %v", g, err)
+		}
+	}
+	var err error
+	if rule.kind, err = canon.ParseKind(r.Canonicalise); err != nil {
+		return nil, err
+	}
+	if r.MaxBytes != 0 && rule.kind != canon.KindFreeText {
+		return nil, fmt.Errorf("max_bytes applies to free_text only")
+	}
+	if rule.maxBytes == 0 {
+		rule.maxBytes = 1024
+	}
+	if rule.fields, err = compileSelectors(r.Fields); err != nil {
+		return nil, err
+	}
+	return rule, nil
+}

@@ -1,0 +1,349 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/canon"
+	"github.com/mcpguard/mcpguard/message"
+)
+
+// Egress returns the bytes to forward to the agent for a message from the
+// server: m.Raw itself, byte for byte, when nothing changes. call is the
+// request a response answers, nil when unknown or not a response.
+//
+// Every string the server sends (results, error messages and data,
+// notifications, the params of server→client requests; member names too)
+// goes through the `text` canonicaliser, and the fields that egress rules
+// select in tools/call results through theirs. The envelope's jsonrpc, id
+// and method are left alone: they route the message, the agent does not
+// read them as text.
+func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
+	raw := m.Raw
+	var rewrites []Rewrite
+	if call != nil && m.Kind == message.Response && m.Result != nil {
+		switch call.Method {
+		case "tools/list":
+			var err error
+			if raw, rewrites, err = s.toolsList(m); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	var rules []*egressRule
+	if call != nil && call.Method == "tools/call" && m.Result != nil {
+		rules = s.p.egressFor(call.Tool)
+	}
+	if len(rules) == 0 && !rawNeedsText(raw) {
+		return raw, rewrites, nil
+	}
+	out, more, err := rewriteStrings(raw, rules)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, append(rewrites, more...), nil
+}
+
+func (p *Policy) egressFor(tool string) []*egressRule {
+	var out []*egressRule
+	for _, r := range p.egress {
+		if globsMatch(r.tools, tool) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// pathElem is one step into a JSON document: a member name or an index.
+type pathElem struct {
+	name  string
+	index int // -1 for members
+}
+
+func renderPath(path []pathElem) string {
+	var b strings.Builder
+	for i, e := range path {
+		if e.index >= 0 {
+			b.WriteString("[" + strconv.Itoa(e.index) + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(e.name)
+	}
+	return b.String()
+}
+
+// matches reports whether a selector (relative to result) reaches path
+// (relative to the message). isName: the string is the member name at path.
+func (s Selector) matches(path []pathElem, isName bool) bool {
+	if len(path) == 0 || path[0].name != "result" || path[0].index >= 0 {
+		return false
+	}
+	return matchSegs(s.segs, path[1:], isName)
+}
+
+func matchSegs(segs []segment, path []pathElem, isName bool) bool {
+	if len(segs) == 0 {
+		return len(path) == 0 && !isName
+	}
+	seg := segs[0]
+	if seg.kind == segAnyDepth {
+		if len(segs) == 1 {
+			return true // every string below, names included
+		}
+		for i := 0; i <= len(path); i++ {
+			if matchSegs(segs[1:], path[i:], isName) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(path) == 0 {
+		return false
+	}
+	e := path[0]
+	switch seg.kind {
+	case segName:
+		if e.index >= 0 || !strings.EqualFold(e.name, seg.name) {
+			return false
+		}
+	case segAnyMember:
+		if e.index >= 0 {
+			return false
+		}
+	case segIndex:
+		if e.index != seg.index {
+			return false
+		}
+	case segAnyIndex:
+		if e.index < 0 {
+			return false
+		}
+	}
+	return matchSegs(segs[1:], path[1:], isName)
+}
+
+var errRewriteCollision = errors.New("canonicalising member names made two of them equal")
+
+// rewriteStrings re-encodes a message with every string canonicalised.
+// Numbers, literals and unchanged strings keep their exact text.
+func rewriteStrings(raw []byte, rules []*egressRule) ([]byte, []Rewrite, error) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw))
+	var out bytes.Buffer
+	out.Grow(len(raw))
+	enc := jsontext.NewEncoder(&out)
+	var rewrites []Rewrite
+	var path []pathElem
+	// Each open container: an object (waiting for a name or a value) or an
+	// array (and the index of its next element). path[i] is the position
+	// inside stack[i].
+	type frame struct {
+		object   bool
+		wantName bool
+		next     int
+	}
+	var stack []frame
+	afterValue := func() {
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].wantName = true
+		}
+	}
+	canonicalise := func(tok jsontext.Value, isName bool) error {
+		routing := len(path) == 1 && path[0].index < 0 && (path[0].name == "jsonrpc" || path[0].name == "id" || path[0].name == "method") && !isName
+		if routing {
+			return enc.WriteValue(tok)
+		}
+		s := unquoteValue(tok)
+		out, applied := s, ""
+		for _, r := range rules {
+			for _, sel := range r.fields {
+				if sel.matches(path, isName) {
+					out = r.apply(out)
+					applied = string(r.kind)
+					break
+				}
+			}
+		}
+		out = canon.Text(out)
+		if out == s {
+			return enc.WriteValue(tok)
+		}
+		if applied == "" {
+			applied = string(canon.KindText)
+		}
+		field := renderPath(path)
+		if isName {
+			field += " (member name)"
+		}
+		rewrites = append(rewrites, Rewrite{Field: clean(field), Canonicaliser: applied, Removed: len(s) - len(out)})
+		return enc.WriteToken(jsontext.String(out))
+	}
+	for {
+		kind := dec.PeekKind()
+		if kind == 0 {
+			break
+		}
+		n := len(stack)
+		if n > 0 && !stack[n-1].object && kind != ']' {
+			path[n-1] = pathElem{index: stack[n-1].next}
+			stack[n-1].next++
+		}
+		switch kind {
+		case '{', '[':
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := enc.WriteToken(tok); err != nil {
+				return nil, nil, err
+			}
+			stack = append(stack, frame{object: kind == '{', wantName: kind == '{'})
+			path = append(path, pathElem{index: -1})
+		case '}', ']':
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := enc.WriteToken(tok); err != nil {
+				return nil, nil, err
+			}
+			stack = stack[:n-1]
+			path = path[:n-1]
+			afterValue()
+		case '"':
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, nil, err
+			}
+			if n > 0 && stack[n-1].wantName {
+				// A member name: it names the path of the value that follows.
+				stack[n-1].wantName = false
+				path[n-1] = pathElem{name: unquoteValue(v), index: -1}
+				if err := canonicalise(v, true); err != nil {
+					if isDuplicate(err) {
+						return nil, nil, errRewriteCollision
+					}
+					return nil, nil, err
+				}
+				continue
+			}
+			if err := canonicalise(v, false); err != nil {
+				return nil, nil, err
+			}
+			afterValue()
+		default:
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := enc.WriteValue(v); err != nil {
+				return nil, nil, err
+			}
+			afterValue()
+		}
+	}
+	b := out.Bytes()
+	return bytes.TrimRight(b, "\n"), rewrites, nil
+}
+
+func isDuplicate(err error) bool { return errors.Is(err, jsontext.ErrDuplicateName) }
+
+func (r *egressRule) apply(s string) string {
+	switch r.kind {
+	case canon.KindPath:
+		return canon.Path(s)
+	case canon.KindFreeText:
+		return canon.FreeText(s, r.maxBytes)
+	}
+	return canon.Text(s)
+}
+
+func unquoteValue(v jsontext.Value) string {
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
+	b, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// rawNeedsText reports whether any string in a validated JSON text holds a
+// code point that canon.Text removes, looking at the raw bytes and \u
+// escapes without decoding anything. It is the fast path that lets the
+// common message through byte-identical; FuzzRawNeedsText holds it equal
+// to canon.NeedsText.
+func rawNeedsText(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case 0x7F:
+			return true
+		case 0xC2: // U+0080–U+009F: C1 controls
+			if i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] <= 0x9F {
+				return true
+			}
+		case 0xE2: // U+202A–U+202E, U+2066–U+2069: bidi controls
+			if i+2 < len(b) && ((b[i+1] == 0x80 && b[i+2] >= 0xAA && b[i+2] <= 0xAE) || (b[i+1] == 0x81 && b[i+2] >= 0xA6 && b[i+2] <= 0xA9)) {
+				return true
+			}
+		case 0xF3: // U+E0000–U+E007F: tag characters
+			if i+2 < len(b) && b[i+1] == 0xA0 && (b[i+2] == 0x80 || b[i+2] == 0x81) {
+				return true
+			}
+		case '\\':
+			if i+1 >= len(b) {
+				return false
+			}
+			if b[i+1] != 'u' {
+				i++ // \n, \t, \", ...: harmless
+				continue
+			}
+			if i+5 >= len(b) {
+				return true
+			}
+			r, ok := hex4(b[i+2 : i+6])
+			if !ok {
+				return true
+			}
+			switch {
+			case r < 0x20 && r != '\t' && r != '\n' && r != '\r',
+				r >= 0x7F && r <= 0x9F,
+				r >= 0x202A && r <= 0x202E,
+				r >= 0x2066 && r <= 0x2069:
+				return true
+			case r == 0xDB40: // high surrogate of U+E0000–U+E03FF
+				if i+11 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+					if lo, ok := hex4(b[i+8 : i+12]); ok && lo >= 0xDC00 && lo <= 0xDC7F {
+						return true
+					}
+				}
+			}
+			i += 5
+		}
+	}
+	return false
+}
+
+func hex4(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

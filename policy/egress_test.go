@@ -1,0 +1,176 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/canon"
+	"github.com/mcpguard/mcpguard/message"
+)
+
+func mustParse(t testing.TB, line string) *message.Message {
+	t.Helper()
+	m, err := message.Parse([]byte(line))
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	return m
+}
+
+func mustLoad(t testing.TB, src string) *Policy {
+	t.Helper()
+	p, err := Load("test.yaml", []byte(src), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestEgressLeavesCleanMessagesByteIdentical(t *testing.T) {
+	s := Baseline().NewSession()
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"line 1\nline 2\r\n\ttabbed \"quoted\" ` + "`code`" + ` \u00e9 日本語 👨‍👩‍👧 \u200d"}]}}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"n":9007199254740993,"f":1.50e+3,"ok":true,"nil":null}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"text":"שלום עולם مرحبا \u200f"}}`,
+	} {
+		m := mustParse(t, line)
+		out, rw, err := s.Egress(m, &Call{Method: "tools/call", Tool: "x"})
+		if err != nil || len(rw) != 0 || string(out) != line {
+			t.Errorf("changed a clean message:\n in %s\nout %s\n%v %v", line, out, rw, err)
+		}
+	}
+}
+
+func TestEgressCanonicalisesHostileStrings(t *testing.T) {
+	s := Baseline().NewSession()
+	cases := []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok\u001b[31mred\u001b[0m"}]}}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"okred"}]}}`},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"bad \u202eevil","data":{"k":"\udb40\udc41x"}}}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"bad evil","data":{"k":"x"}}}`},
+		{`{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"messages":[{"content":{"type":"text","text":"a` + "\u0085" + `b"}}]}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"messages":[{"content":{"type":"text","text":"ab"}}]}}`},
+		{`{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"k\u001b]8;;http://x\u0007":1}}}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"k":1}}}`},
+	}
+	for _, c := range cases {
+		out, rw, err := s.Egress(mustParse(t, c.in), &Call{Method: "tools/call", Tool: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != c.want || len(rw) == 0 {
+			t.Errorf("\n in %s\ngot %s\nwant %s (%v)", c.in, out, c.want, rw)
+		}
+	}
+}
+
+func TestEgressRulesSelectFields(t *testing.T) {
+	p := mustLoad(t, `
+version: 1
+egress:
+  - tools: [coverage_report]
+    fields: ["structuredContent.files[*].file"]
+    canonicalise: path
+  - tools: [coverage_report]
+    fields: ["structuredContent.summary"]
+    canonicalise: free_text
+    max_bytes: 8
+`)
+	s := p.NewSession()
+	in := `{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"files":[{"file":"a/b c.go"},{"file":"ok.go"}],"summary":"line1\nline2 and more"},"content":[{"type":"text","text":"a b\nc"}]}}`
+	out, rw, err := s.Egress(mustParse(t, in), &Call{Method: "tools/call", Tool: "coverage_report"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"files":[{"file":"a/b?c.go"},{"file":"ok.go"}],"summary":"line1 li"},"content":[{"type":"text","text":"a b\nc"}]}}`
+	if string(out) != want {
+		t.Errorf("\ngot  %s\nwant %s", out, want)
+	}
+	if len(rw) != 2 || rw[0].Field != "result.structuredContent.files[0].file" || rw[0].Canonicaliser != "path" {
+		t.Errorf("rewrites %+v", rw)
+	}
+	// Another tool's result is not touched by these rules.
+	out, _, _ = s.Egress(mustParse(t, in), &Call{Method: "tools/call", Tool: "other"})
+	if string(out) != in {
+		t.Errorf("rules applied to another tool: %s", out)
+	}
+}
+
+func TestToolsListHidesDeniedAndLearnsSchemas(t *testing.T) {
+	p := mustLoad(t, `
+version: 1
+unknown_tools: deny
+tools:
+  "*": {server_schema: enforce}
+  read_file: allow
+  write_file: allow
+  delete_file: deny
+`)
+	s := p.NewSession()
+	list := `{"jsonrpc":"2.0","id":1,"result":{"tools":[` +
+		`{"name":"read_file","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}},` +
+		`{"name":"delete_file","inputSchema":{"type":"object"}},` +
+		`{"name":"secret_tool","inputSchema":{"type":"object"}},` +
+		`{"name":"write_file","inputSchema":{"type":"object","$ref":"http://example.com/s.json"}}],"nextCursor":"c"}}`
+	out, rw, err := s.Egress(mustParse(t, list), &Call{Method: "tools/list"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "delete_file") || strings.Contains(string(out), "secret_tool") || !strings.Contains(string(out), `"nextCursor":"c"`) || len(rw) != 2 {
+		t.Errorf("tools/list not filtered: %s %v", out, rw)
+	}
+	call := func(args string) string {
+		v := s.Ingress(mustParse(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":`+args+`}}`))
+		if v.Rejection == nil {
+			return "allow"
+		}
+		return v.Rejection.ErrorCode
+	}
+	if got := call(`{"path":"a"}`); got != "allow" {
+		t.Errorf("valid call: %s", got)
+	}
+	if got := call(`{"path":7}`); got != CodeSchema {
+		t.Errorf("schema violation: %s", got)
+	}
+	if got := call(`{}`); got != CodeSchema {
+		t.Errorf("missing required: %s", got)
+	}
+	v := s.Ingress(mustParse(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{}}}`))
+	if v.Rejection == nil || v.Rejection.ErrorCode != CodeSchema {
+		t.Errorf("a server schema with a network $ref must fail closed, got %+v", v.Rejection)
+	}
+}
+
+// FuzzRawNeedsText holds the raw-bytes fast path equal to canon.NeedsText:
+// if it ever said "clean" for a string Text would change, hostile output
+// would pass through untouched.
+func FuzzRawNeedsText(f *testing.F) {
+	for _, s := range []string{"plain", "a\x1b[31mb", "\u202e", "\U000E0041", "\u0085", "\u009b", "tab\tnl\n", "\u2066x", "\x7f", "\U000E0100", "é日本"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8Valid(s) {
+			return
+		}
+		q, err := jsontext.AppendQuote(nil, s)
+		if err != nil {
+			return
+		}
+		if got, want := rawNeedsText(q), canon.NeedsText([]byte(s)); got != want {
+			t.Fatalf("rawNeedsText(%q) = %v, canon.NeedsText = %v", q, got, want)
+		}
+		// The same with every rune \u-escaped, as some servers write.
+		var esc []byte
+		esc = append(esc, '"')
+		for _, r := range s {
+			esc = appendEscaped(esc, r)
+		}
+		esc = append(esc, '"')
+		if got, want := rawNeedsText(esc), canon.NeedsText([]byte(s)); got != want {
+			t.Fatalf("rawNeedsText(%s) = %v, canon.NeedsText = %v", esc, got, want)
+		}
+	})
+}

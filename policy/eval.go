@@ -1,0 +1,58 @@
+package policy
+
+import (
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/mcpguard/mcpguard/message"
+)
+
+// Evaluation is the verdict one message would get, and why: what
+// `mcpguard eval` prints.
+type Evaluation struct {
+	Verdict   string         `json:"verdict"` // allowed, rejected, audited
+	Method    string         `json:"method,omitempty"`
+	Tool      string         `json:"tool,omitempty"`
+	ErrorCode string         `json:"error_code,omitempty"`
+	Rule      string         `json:"rule,omitempty"`
+	Field     string         `json:"field,omitempty"`
+	Error     string         `json:"error,omitempty"`
+	Reply     jsontext.Value `json:"reply,omitempty"` // what the agent would get instead of the server's answer
+}
+
+// Evaluate judges one message from the agent as the relay would. toolsList,
+// when not nil, is a tools/list result ({"tools":[...]}) that primes the
+// server's input schemas for server_schema: enforce.
+func (p *Policy) Evaluate(line []byte, toolsList []byte) Evaluation {
+	m, err := message.Parse(line)
+	if err != nil {
+		e := err.(*message.Error)
+		rej := message.Malformed(e)
+		return Evaluation{Verdict: "rejected", ErrorCode: rej.ErrorCode, Error: rej.Error,
+			Reply: message.RejectionError(e.ID, e.Code, rej)}
+	}
+	s := p.NewSession()
+	if toolsList != nil {
+		resp := []byte(`{"jsonrpc":"2.0","id":0,"result":` + string(toolsList) + `}`)
+		if rm, err := message.Parse(resp); err == nil {
+			s.Egress(rm, &Call{Method: "tools/list"})
+		}
+	}
+	ev := Evaluation{Verdict: "allowed", Method: m.Method, Tool: clean(m.Name)}
+	v := s.Ingress(m)
+	if v.Rejection == nil {
+		return ev
+	}
+	ev.ErrorCode, ev.Rule, ev.Field, ev.Error = v.Rejection.ErrorCode, v.Rejection.Rule, v.Rejection.Field, v.Rejection.Error
+	if v.Audit {
+		ev.Verdict = "audited"
+		return ev
+	}
+	ev.Verdict = "rejected"
+	if m.Kind == message.Request {
+		ev.Reply = v.Reply(m.ID)
+	}
+	return ev
+}
+
+var _ = jsonrpc2.CodeInvalidParams

@@ -1,0 +1,252 @@
+package policy
+
+import (
+	"github.com/go-json-experiment/json"
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/mcpguard/mcpguard/canon"
+	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/rules"
+)
+
+// Rejection codes decided here rather than by a check in package rules.
+const (
+	CodeToolDenied = "INPUT_REJECTED_TOOL_DENIED"
+	CodeSchema     = "INPUT_REJECTED_SCHEMA"
+	CodeOther      = "INPUT_REJECTED_OTHER"
+)
+
+// Ingress judges a request or notification from the agent. Only requests
+// are judged (a notification has no arguments a policy checks): tools/call
+// always, prompts/get and resources/read where a rule names them.
+func (s *Session) Ingress(m *message.Message) Verdict {
+	if m.Kind != message.Request {
+		return Verdict{}
+	}
+	var rej *message.Rejection
+	switch m.Method {
+	case "tools/call":
+		rej = s.checkToolCall(m)
+	case "prompts/get":
+		rej = s.checkRules(m.Method, m.Name, m.Arguments, false)
+	case "resources/read":
+		args, _ := json.Marshal(map[string]string{"uri": m.URI})
+		rej = s.checkRules(m.Method, uriScheme(m.URI), args, false)
+	default:
+		return Verdict{}
+	}
+	if rej == nil {
+		return Verdict{}
+	}
+	v := Verdict{Rejection: rej, Audit: s.p.Mode == Audit}
+	if m.Method != "tools/call" || s.p.RejectAsError {
+		v.AsError, v.Code = true, jsonrpc2.CodeInvalidParams
+	}
+	return v
+}
+
+func uriScheme(uri string) string {
+	for i := 0; i < len(uri); i++ {
+		if uri[i] == ':' {
+			return uri[:i]
+		}
+	}
+	return ""
+}
+
+func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
+	tool := m.Name
+	d := s.p.tool(tool)
+	if d.denied {
+		return &message.Rejection{
+			ErrorCode:   CodeToolDenied,
+			Error:       "rejected MCP input: tool " + clean(tool) + " is not allowed by policy entry " + d.rule,
+			Remediation: "Use one of the tools the policy allows (see tools/list).",
+			Tool:        clean(tool),
+			Rule:        d.rule,
+		}
+	}
+	needsArgs := len(d.schemas) > 0 || d.serverSchema || s.p.hasIngressFor("tools/call", tool)
+	if !needsArgs {
+		return nil
+	}
+	args, rej := decodeArgs(m.Arguments, tool)
+	if rej != nil {
+		return rej
+	}
+	validated := false
+	for _, sch := range d.schemas {
+		if errs := sch.validate(args); errs != nil {
+			return schemaRejection(tool, d.schemaRule, "the policy's schema", errs, false)
+		}
+		validated = true
+	}
+	if d.serverSchema {
+		sch, known := s.serverSchema(tool)
+		switch {
+		case !known:
+			return &message.Rejection{
+				ErrorCode:   CodeSchema,
+				Error:       "rejected MCP input: the server's input schema for tool " + clean(tool) + " is not known yet",
+				Remediation: "List the tools (tools/list) before calling them.",
+				Tool:        clean(tool), Rule: "server_schema", Retryable: true,
+			}
+		case sch == nil:
+			return &message.Rejection{
+				ErrorCode:   CodeSchema,
+				Error:       "rejected MCP input: the server's input schema for tool " + clean(tool) + " cannot be enforced (it does not compile, or has a $ref that cannot be resolved offline)",
+				Remediation: "Fix the server's inputSchema, or set server_schema: off for this tool.",
+				Tool:        clean(tool), Rule: "server_schema",
+			}
+		}
+		if errs := sch.validate(args); errs != nil {
+			return schemaRejection(tool, "server_schema", "the server's inputSchema", errs, false)
+		}
+		validated = true
+	}
+	return s.checkArgs("tools/call", tool, args, validated)
+}
+
+func decodeArgs(raw []byte, tool string) (any, *message.Rejection) {
+	var args any = map[string]any{}
+	if raw != nil {
+		args = nil
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return nil, &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(tool),
+				Error: "rejected MCP input: arguments cannot be decoded", Remediation: "Send arguments as a JSON object."}
+		}
+	}
+	return args, nil
+}
+
+func schemaRejection(tool, rule, which string, errs []message.ValidationError, retryable bool) *message.Rejection {
+	field := ""
+	if len(errs) > 0 {
+		field = clean(errs[0].InstancePath)
+	}
+	for i := range errs {
+		errs[i].InstancePath = clean(errs[i].InstancePath)
+	}
+	return &message.Rejection{
+		ErrorCode:        CodeSchema,
+		Error:            "rejected MCP input: arguments do not match " + which + " (policy entry " + rule + ")",
+		Remediation:      "Send arguments that match the tool's input schema; see validation_errors.",
+		Tool:             clean(tool),
+		Field:            field,
+		Rule:             rule,
+		Retryable:        retryable,
+		ValidationErrors: errs,
+	}
+}
+
+// checkRules decodes raw arguments and runs the ingress rules for method.
+func (s *Session) checkRules(method, name string, raw []byte, validated bool) *message.Rejection {
+	if !s.p.hasIngressFor(method, name) {
+		return nil
+	}
+	args, rej := decodeArgs(raw, name)
+	if rej != nil {
+		return rej
+	}
+	return s.checkArgs(method, name, args, validated)
+}
+
+func (p *Policy) hasIngressFor(method, name string) bool {
+	for _, r := range p.ingress {
+		if r.appliesTo(method, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *ingressRule) appliesTo(method, name string) bool {
+	for _, m := range r.methods {
+		if m == method {
+			return method == "resources/read" || globsMatch(r.tools, name)
+		}
+	}
+	return false
+}
+
+// checkArgs runs every ingress rule that applies, in policy order; the
+// first failure is the rejection. validated says a JSON Schema accepted
+// the arguments, which makes non-string values at selected fields
+// legitimate (the check has nothing to say about a number).
+func (s *Session) checkArgs(method, name string, args any, validated bool) *message.Rejection {
+	for _, r := range s.p.ingress {
+		if !r.appliesTo(method, name) {
+			continue
+		}
+		for _, sel := range r.fields {
+			if rej := r.judgeAll(sel, args, name, validated, false); rej != nil {
+				// Walk again in member order so the reported failure does
+				// not depend on map order.
+				return r.judgeAll(sel, args, name, validated, true)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *ingressRule) judgeAll(sel Selector, args any, tool string, validated, sorted bool) *message.Rejection {
+	var rej *message.Rejection
+	sel.each(args, sorted, func(mt match) bool {
+		rej = r.judge(mt, tool, validated, sorted)
+		return rej == nil
+	})
+	return rej
+}
+
+// judge applies the rule's check to one selected value. A string check
+// that meets a non-string where a string was selected rejects it (type
+// confusion: ["--rootdir"] where "--rootdir" was expected), unless a
+// schema accepted the arguments; arrays and objects are searched for
+// strings either way.
+func (r *ingressRule) judge(mt match, tool string, validated, sorted bool) *message.Rejection {
+	var f *rules.Finding
+	switch v := mt.value.(type) {
+	case string:
+		f = r.check.Check(v)
+	case map[string]any, []any:
+		var rej *message.Rejection
+		w := walker{path: mt.path, sorted: sorted, fn: func(in match) bool {
+			rej = r.judge(in, tool, validated, sorted)
+			return rej == nil
+		}}
+		w.allStrings(v)
+		return rej
+	default:
+		if validated {
+			return nil
+		}
+		f = &rules.Finding{Code: r.code, Reason: "expected a string, got another JSON type",
+			Remediation: "Send this field as a string."}
+	}
+	if f == nil {
+		return nil
+	}
+	field := clean(renderPath(mt.path))
+	where := "rejected MCP input " + field
+	if mt.isName {
+		where += " (member name)"
+	}
+	rem := f.Remediation
+	if r.remediation != "" {
+		rem = r.remediation
+	}
+	val, _ := mt.value.(string)
+	return &message.Rejection{
+		Value:       val,
+		ErrorCode:   f.Code,
+		Error:       where + ": " + f.Reason + " (policy entry " + r.rule + ")",
+		Remediation: rem,
+		Tool:        clean(tool),
+		Field:       field,
+		Rule:        r.rule,
+	}
+}
+
+// clean canonicalises caller-controlled text (tool names, member names in
+// field paths) before it goes into a rejection or a log line.
+func clean(s string) string { return canon.FreeText(s, 256) }

@@ -1,0 +1,76 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLoadReportsWhereAndWhat(t *testing.T) {
+	env := func(name string) (string, bool) {
+		if name == "HOME" {
+			return "/home/me", true
+		}
+		return "", false
+	}
+	cases := []struct {
+		name, src, want string
+	}{
+		{"not yaml", "version: 1\ntools: [unclosed\n", "bad.yaml:2:"},
+		{"missing version", "server: x\n", "bad.yaml:1:1: "},
+		{"wrong version", "version: 2\n", "bad.yaml:1:10: version"},
+		{"unknown key", "version: 1\nmodes: audit\n", "bad.yaml:"},
+		{"bad mode", "version: 1\nmode: lenient\n", "bad.yaml:2:7: mode"},
+		{"bad check", "version: 1\ningress:\n  - fields: [a]\n    check: nope\n", "bad.yaml:4:12: ingress.0.check"},
+		{"pattern without pattern", "version: 1\ningress:\n  - fields: [a]\n    check: pattern\n", "bad.yaml:3:5: ingress.0"},
+		{"bad regexp", "version: 1\ningress:\n  - fields: [a]\n    check: pattern\n    pattern: '(['\n", "bad.yaml:3:5: pattern:"},
+		{"bad selector", "version: 1\ningress:\n  - fields: ['a[x]']\n    check: control_chars\n", "bad.yaml:3:5: selector"},
+		{"unset variable", "version: 1\ningress:\n  - fields: [p]\n    check: path_scope\n    roots: ['${NOPE}/src']\n", "bad.yaml:3:5: roots[0]: ${NOPE} is not set"},
+		{"duplicate key", "version: 1\nmode: audit\nmode: enforce\n", "bad.yaml:3:1:"},
+		{"alias", "version: 1\nx: &a [1]\ny: *a\n", "bad.yaml:"},
+		{"stray key in rule", "version: 1\ningress:\n  - fields: [a]\n    check: control_chars\n    long: [--x]\n", "bad.yaml:"},
+		{"max_bytes on path", "version: 1\negress:\n  - fields: [a]\n    canonicalise: path\n    max_bytes: 5\n", "bad.yaml:3:5: max_bytes applies to free_text only"},
+		{"schema with network ref", "version: 1\ntools:\n  t:\n    schema: {$ref: 'https://example.com/x.json'}\n", "bad.yaml:4:5: schema:"},
+		{"two documents", "version: 1\n---\nversion: 1\n", "bad.yaml:1:1: a policy file holds exactly one YAML document"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load("bad.yaml", []byte(c.src), env)
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			if !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("error %q, want prefix %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestLoadGood(t *testing.T) {
+	p, err := Load("good.yaml", []byte(`
+version: 1
+server: fs
+mode: audit
+unknown_tools: deny
+reject_as: error
+tools:
+  "*": {server_schema: enforce}
+  read: allow
+  "git_*": allow
+  rm: deny
+ingress:
+  - fields: [path]
+    check: path_scope
+    roots: ["${HOME}/src"]
+`), func(string) (string, bool) { return "/home/me", true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Server != "fs" || p.Mode != Audit || !p.DenyUnknown || !p.RejectAsError {
+		t.Errorf("%+v", p)
+	}
+	for name, denied := range map[string]bool{"read": false, "git_log": false, "rm": true, "other": true} {
+		if p.Denied(name) != denied {
+			t.Errorf("Denied(%q) = %v", name, !denied)
+		}
+	}
+}

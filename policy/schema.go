@@ -1,0 +1,65 @@
+package policy
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/kaptinlin/jsonschema"
+
+	"github.com/mcpguard/mcpguard/message"
+)
+
+// argSchema is a compiled JSON Schema for a tool's arguments.
+//
+// Schemas are compiled with a fresh compiler each (kaptinlin caches by $id,
+// so a server could otherwise swap one tool's schema for another's), with
+// no network loaders (a $ref must not make mcpguard fetch anything), and a
+// schema with an unresolvable $ref is refused: kaptinlin would otherwise
+// treat the reference as always valid, i.e. fail open.
+type argSchema struct {
+	// kaptinlin compiles `pattern` regexps lazily without locking; one
+	// validation at a time per schema.
+	mu sync.Mutex
+	s  *jsonschema.Schema
+}
+
+func compileArgSchema(raw []byte) (*argSchema, error) {
+	c := jsonschema.NewCompiler()
+	delete(c.Loaders, "http")
+	delete(c.Loaders, "https")
+	s, err := c.Compile(raw)
+	if err != nil {
+		return nil, err
+	}
+	if refs := s.UnresolvedReferenceURIs(); len(refs) > 0 {
+		return nil, errors.New("unresolvable $ref " + strings.Join(refs, ", "))
+	}
+	return &argSchema{s: s}, nil
+}
+
+// validate checks decoded arguments. Failures carry the keyword, the
+// instance path and a message made from the validator's stable code, never
+// its prose: that prose can quote the caller's value.
+func (a *argSchema) validate(args any) []message.ValidationError {
+	a.mu.Lock()
+	res := a.s.Validate(args)
+	a.mu.Unlock()
+	if res.IsValid() {
+		return nil
+	}
+	var out []message.ValidationError
+	for _, f := range schemaFailures(res) {
+		msg := strings.ReplaceAll(f.Code, "_", " ")
+		if msg == "" {
+			msg = "fails " + f.Keyword
+		}
+		out = append(out, message.ValidationError{Keyword: f.Keyword, InstancePath: f.InstancePath, Message: msg})
+	}
+	if len(out) == 0 {
+		out = append(out, message.ValidationError{Keyword: "schema", Message: "arguments do not match the schema"})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].InstancePath < out[j].InstancePath })
+	return out
+}

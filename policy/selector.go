@@ -1,0 +1,259 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+type segmentKind uint8
+
+const (
+	segName      segmentKind = iota // a member, matched by name
+	segAnyMember                    // *: every member of an object
+	segAnyDepth                     // **: every string at any depth, member names included
+	segIndex                        // [N]
+	segAnyIndex                     // [*]
+)
+
+type segment struct {
+	kind  segmentKind
+	name  string
+	index int
+}
+
+// Selector addresses values inside the arguments (ingress) or the result
+// (egress): member names, `[*]` for every array element, `[N]` for one, `*`
+// for every member of an object, `**` for every string at any depth with
+// member names included.
+//
+// Member names match under Unicode case folding (`path` selects `PATH` and
+// `Path` too): servers decoding with Go's encoding/json read those as the
+// same field, so a check must see them all.
+type Selector struct {
+	text string
+	segs []segment
+}
+
+func (s Selector) String() string { return s.text }
+
+// ParseSelector parses selector text such as `testArgs[*]`,
+// `structuredContent.files[*].file` or `**`.
+func ParseSelector(text string) (Selector, error) {
+	sel := Selector{text: text}
+	rest := text
+	for first := true; ; first = false {
+		if !first {
+			if rest == "" {
+				break
+			}
+			if rest[0] != '.' {
+				return Selector{}, fmt.Errorf("selector %q: expected '.' or '[' before %q", text, rest)
+			}
+			rest = rest[1:]
+		}
+		end := strings.IndexAny(rest, ".[")
+		if end < 0 {
+			end = len(rest)
+		}
+		name := rest[:end]
+		rest = rest[end:]
+		switch name {
+		case "":
+			if !strings.HasPrefix(rest, "[") || !first {
+				return Selector{}, fmt.Errorf("selector %q: empty member name", text)
+			}
+		case "*":
+			sel.segs = append(sel.segs, segment{kind: segAnyMember})
+		case "**":
+			sel.segs = append(sel.segs, segment{kind: segAnyDepth})
+		default:
+			if strings.ContainsAny(name, "]*") {
+				return Selector{}, fmt.Errorf("selector %q: bad member name %q", text, name)
+			}
+			sel.segs = append(sel.segs, segment{kind: segName, name: name})
+		}
+		for strings.HasPrefix(rest, "[") {
+			close := strings.IndexByte(rest, ']')
+			if close < 0 {
+				return Selector{}, fmt.Errorf("selector %q: unclosed '['", text)
+			}
+			inner := rest[1:close]
+			rest = rest[close+1:]
+			if inner == "*" {
+				sel.segs = append(sel.segs, segment{kind: segAnyIndex})
+				continue
+			}
+			n, err := strconv.Atoi(inner)
+			if err != nil || n < 0 {
+				return Selector{}, fmt.Errorf("selector %q: index must be * or a number, not %q", text, inner)
+			}
+			sel.segs = append(sel.segs, segment{kind: segIndex, index: n})
+		}
+		if rest == "" {
+			break
+		}
+	}
+	if len(sel.segs) == 0 {
+		return Selector{}, fmt.Errorf("selector %q is empty", text)
+	}
+	return sel, nil
+}
+
+// match is one value a selector reached. path is only valid during the
+// callback: it is rendered (renderPath) only when a check fails.
+type match struct {
+	path   []pathElem
+	value  any
+	isName bool // value is a member name (only under **)
+}
+
+// each calls fn for every value of v the selector reaches until fn
+// returns false. With sorted, object members are visited in name order, so
+// the first failure is the same on every run; without, in map order, which
+// costs no allocation (the evaluator walks unsorted and walks again sorted
+// only to report a failure).
+func (s Selector) each(v any, sorted bool, fn func(m match) bool) {
+	w := walker{fn: fn, sorted: sorted}
+	w.path = w.buf[:0]
+	w.walk(s.segs, v)
+}
+
+type walker struct {
+	fn     func(match) bool
+	path   []pathElem
+	buf    [8]pathElem
+	sorted bool
+	stop   bool
+}
+
+// keys returns the member names of m, sorted when the walk is.
+func (w *walker) keys(m map[string]any, fn func(k string)) {
+	if !w.sorted {
+		for k := range m {
+			if w.stop {
+				return
+			}
+			fn(k)
+		}
+		return
+	}
+	for _, k := range sortedKeys(m) {
+		if w.stop {
+			return
+		}
+		fn(k)
+	}
+}
+
+func (w *walker) emit(v any, isName bool) {
+	if !w.stop && !w.fn(match{path: w.path, value: v, isName: isName}) {
+		w.stop = true
+	}
+}
+
+func (w *walker) into(e pathElem, segs []segment, v any) {
+	w.path = append(w.path, e)
+	w.walk(segs, v)
+	w.path = w.path[:len(w.path)-1]
+}
+
+func (w *walker) walk(segs []segment, v any) {
+	if w.stop {
+		return
+	}
+	if len(segs) == 0 {
+		w.emit(v, false)
+		return
+	}
+	seg, rest := segs[0], segs[1:]
+	switch seg.kind {
+	case segName:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		// Usually one member matches; sort only when fold variants add more.
+		var first string
+		var more []string
+		for k := range obj {
+			if strings.EqualFold(k, seg.name) {
+				if first == "" && more == nil {
+					first = k
+				} else {
+					more = append(more, k)
+				}
+			}
+		}
+		if more != nil {
+			more = append(more, first)
+			sort.Strings(more)
+			for _, k := range more {
+				w.into(pathElem{name: k, index: -1}, rest, obj[k])
+			}
+		} else if first != "" {
+			w.into(pathElem{name: first, index: -1}, rest, obj[first])
+		}
+	case segAnyMember:
+		if obj, ok := v.(map[string]any); ok {
+			w.keys(obj, func(k string) { w.into(pathElem{name: k, index: -1}, rest, obj[k]) })
+		}
+	case segIndex:
+		if arr, ok := v.([]any); ok && seg.index < len(arr) {
+			w.into(pathElem{index: seg.index}, rest, arr[seg.index])
+		}
+	case segAnyIndex:
+		if arr, ok := v.([]any); ok {
+			for i, e := range arr {
+				w.into(pathElem{index: i}, rest, e)
+			}
+		}
+	case segAnyDepth:
+		if len(rest) > 0 {
+			// `a.**.b`: b at any depth below.
+			w.walk(rest, v)
+			switch x := v.(type) {
+			case map[string]any:
+				w.keys(x, func(k string) { w.into(pathElem{name: k, index: -1}, segs, x[k]) })
+			case []any:
+				for i, e := range x {
+					w.into(pathElem{index: i}, segs, e)
+				}
+			}
+			return
+		}
+		w.allStrings(v)
+	}
+}
+
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// allStrings reaches every string under v, member names included.
+func (w *walker) allStrings(v any) {
+	switch x := v.(type) {
+	case string:
+		w.emit(x, false)
+	case map[string]any:
+		w.keys(x, func(k string) {
+			w.path = append(w.path, pathElem{name: k, index: -1})
+			w.emit(k, true)
+			w.allStrings(x[k])
+			w.path = w.path[:len(w.path)-1]
+		})
+	case []any:
+		for i, e := range x {
+			w.path = append(w.path, pathElem{index: i})
+			w.allStrings(e)
+			w.path = w.path[:len(w.path)-1]
+		}
+	}
+}
