@@ -227,7 +227,6 @@ func (w *walker) walk(segs []segment, v any) {
 	}
 }
 
-
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

@@ -381,4 +381,3 @@ func logID(id jsontext.Value) string {
 	}
 	return eventlog.Clean(string(id))
 }
-
