@@ -109,16 +109,18 @@ type Logger struct {
 	z zerolog.Logger
 }
 
-// New returns a Logger for one downstream server.
+// New returns a Logger for one downstream server. The server name comes
+// from the policy or the server's argv and is canonicalised like the rest.
 func New(w io.Writer, server string) *Logger {
-	return &Logger{z: zerolog.New(w).With().Timestamp().Str("server", server).Int("pid", os.Getpid()).Logger()}
+	return &Logger{z: zerolog.New(w).With().Timestamp().Str("server", Clean(server)).Int("pid", os.Getpid()).Logger()}
 }
 
 // Nop discards everything.
 func Nop() *Logger { return &Logger{z: zerolog.Nop()} }
 
-// Event is one decision. Strings in it that came from a peer must already be
-// canonicalised; Value is never written, only its length and hash.
+// Event is one decision. Log canonicalises every string in it (see Clean),
+// so a caller may pass what the agent or the server sent; Value is never
+// written, only its length and hash.
 type Event struct {
 	Level     zerolog.Level
 	Event     string
@@ -135,21 +137,22 @@ type Event struct {
 	Extra     func(e *zerolog.Event)
 }
 
-// Log writes one line.
+// Log writes one line. Every string field is written, empty or not, so a
+// reader never has to guess whether a field was forgotten.
 func (l *Logger) Log(ev Event) {
 	e := l.z.WithLevel(ev.Level)
 	if e == nil {
 		return
 	}
-	e = e.Str("event", ev.Event).
-		Str("direction", ev.Direction).
-		Str("method", ev.Method).
-		Str("tool", ev.Tool).
-		Str("id", ev.ID).
-		Str("error_code", ev.ErrorCode).
-		Str("field", ev.Field).
-		Str("rule", ev.Rule).
-		Str("action", ev.Action)
+	e = e.Str("event", Clean(ev.Event)).
+		Str("direction", Clean(ev.Direction)).
+		Str("method", Clean(ev.Method)).
+		Str("tool", Clean(ev.Tool)).
+		Str("id", Clean(ev.ID)).
+		Str("error_code", Clean(ev.ErrorCode)).
+		Str("field", Clean(ev.Field)).
+		Str("rule", Clean(ev.Rule)).
+		Str("action", Clean(ev.Action))
 	if ev.Value != nil {
 		sum := sha256.Sum256(ev.Value)
 		e = e.Int("value_len", len(ev.Value)).Str("value_sha256", hex.EncodeToString(sum[:8]))
@@ -157,20 +160,10 @@ func (l *Logger) Log(ev Event) {
 	if ev.Extra != nil {
 		ev.Extra(e)
 	}
-	e.Msg(ev.Message)
+	e.Msg(cleanN(ev.Message, MaxMessageBytes))
 }
 
 // Clean makes a string from a peer safe to write into the log and to show
-// in a terminal. It is the free_text canonicaliser, capped at 256 bytes.
-func Clean(s string) string {
-	b := []byte(s)
-	if len(b) > 256 {
-		b = b[:256]
-	}
-	for i, c := range b {
-		if c < 0x20 || c == 0x7f || c >= 0x80 || c == '`' {
-			b[i] = '?'
-		}
-	}
-	return string(b)
-}
+// in a terminal: the free_text canonicaliser, capped at MaxFieldBytes. See
+// clean.go.
+func Clean(s string) string { return cleanN(s, MaxFieldBytes) }

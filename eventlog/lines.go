@@ -1,0 +1,102 @@
+package eventlog
+
+import (
+	"bytes"
+	"io"
+)
+
+// MaxLineBytes is the longest log line a reader accepts. mcpguard's own
+// lines are a few hundred bytes (every string is capped); a longer line is
+// not one of them and is skipped.
+const MaxLineBytes = 1 << 20
+
+// Lines splits a stream into lines of at most max bytes, skipping and
+// counting longer ones, in bounded memory. It suits a file that is still
+// growing: at the end of the data it returns io.EOF and keeps an
+// unfinished last line for the next call.
+type Lines struct {
+	r          io.Reader
+	max        int
+	buf        []byte
+	start, end int
+	skipping   bool // inside a line longer than max
+	tooLong    int
+}
+
+// NewLines returns a Lines reading r with lines of at most max bytes
+// (MaxLineBytes when max <= 0).
+func NewLines(r io.Reader, max int) *Lines {
+	if max <= 0 {
+		max = MaxLineBytes
+	}
+	return &Lines{r: r, max: max}
+}
+
+// Next returns the next complete line without its newline, valid until
+// the next call. At the end of the data it returns io.EOF (or the read
+// error); a later call reads on from where it stopped.
+func (l *Lines) Next() ([]byte, error) {
+	if l.buf == nil {
+		l.buf = make([]byte, max(l.max+1, 64<<10))
+	}
+	for {
+		if i := bytes.IndexByte(l.buf[l.start:l.end], '\n'); i >= 0 {
+			line := l.buf[l.start : l.start+i]
+			l.start += i + 1
+			switch {
+			case l.skipping: // the tail of a line too long to keep
+				l.skipping = false
+				continue
+			case len(line) > l.max:
+				l.tooLong++
+				continue
+			}
+			return line, nil
+		}
+		switch {
+		case l.skipping:
+			l.start, l.end = 0, 0
+		case l.end-l.start > l.max:
+			l.tooLong++
+			l.skipping = true
+			l.start, l.end = 0, 0
+		case l.start > 0:
+			l.end = copy(l.buf, l.buf[l.start:l.end])
+			l.start = 0
+		}
+		n, err := l.r.Read(l.buf[l.end:])
+		l.end += n
+		if n == 0 {
+			if err == nil {
+				err = io.ErrNoProgress
+			}
+			return nil, err
+		}
+	}
+}
+
+// Rest returns the unfinished last line, for a stream that has ended, and
+// forgets it.
+func (l *Lines) Rest() []byte {
+	if l.skipping || l.start == l.end {
+		l.start, l.end = 0, 0
+		return nil
+	}
+	rest := l.buf[l.start:l.end]
+	l.start, l.end = 0, 0
+	if len(rest) > l.max {
+		l.tooLong++
+		return nil
+	}
+	return rest
+}
+
+// Reset makes l read r from its start, dropping any unfinished line.
+func (l *Lines) Reset(r io.Reader) {
+	l.r = r
+	l.start, l.end = 0, 0
+	l.skipping = false
+}
+
+// TooLong is how many lines longer than the limit were skipped.
+func (l *Lines) TooLong() int { return l.tooLong }
