@@ -44,6 +44,15 @@ func (r *Record) IsRejection() bool {
 	return r.Action == ActionRejected || r.Event == EventRejected || r.Event == EventMalformed
 }
 
+// Code is the rejection's error code, or for a rejection that has none (a
+// limit hit) its event, so that counts and alerts never show a blank code.
+func (r *Record) Code() string {
+	if r.ErrorCode == "" {
+		return r.Event
+	}
+	return r.ErrorCode
+}
+
 // Errors from Decode. A line that fails is skipped and counted by readers,
 // never fatal.
 var (
@@ -257,7 +266,8 @@ func (s *scanner) byte(c byte) bool {
 }
 
 // str reads a string. Without escapes the result aliases the line;
-// with them it is decoded into *scratch.
+// with them it is decoded into *scratch, or only checked when scratch is
+// nil (a skipped value).
 func (s *scanner) str(scratch *[]byte) ([]byte, bool) {
 	if !s.byte('"') {
 		return nil, false
@@ -281,8 +291,12 @@ func (s *scanner) str(scratch *[]byte) ([]byte, bool) {
 
 // unescape finishes a string that has escapes, from its start.
 func (s *scanner) unescape(start int, scratch *[]byte) ([]byte, bool) {
-	out := append((*scratch)[:0], s.b[start:s.i]...)
-	defer func() { *scratch = out[:0] }()
+	var out []byte
+	if scratch != nil {
+		out = append((*scratch)[:0], s.b[start:s.i]...)
+		defer func() { *scratch = out[:0] }()
+	}
+	keep := scratch != nil
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
@@ -292,8 +306,25 @@ func (s *scanner) unescape(start int, scratch *[]byte) ([]byte, bool) {
 		case c < 0x20:
 			return nil, false
 		case c != '\\':
-			out = append(out, c)
+			if keep {
+				out = append(out, c)
+			}
 			s.i++
+			continue
+		}
+		if !keep {
+			// Only check the escape: \uXXXX, or one of "\/bfnrt.
+			if s.i+1 < len(s.b) && s.b[s.i+1] == 'u' {
+				s.i += 2
+				if _, ok := s.hex4(); !ok {
+					return nil, false
+				}
+				continue
+			}
+			if s.i+1 >= len(s.b) || !validEscape(s.b[s.i+1]) {
+				return nil, false
+			}
+			s.i += 2
 			continue
 		}
 		if s.i+1 >= len(s.b) {
@@ -339,6 +370,14 @@ func (s *scanner) unescape(start int, scratch *[]byte) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+func validEscape(c byte) bool {
+	switch c {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	}
+	return false
 }
 
 func (s *scanner) hex4() (rune, bool) {
@@ -416,10 +455,9 @@ func (s *scanner) skip(depth int) bool {
 	if depth > maxDepth || s.i >= len(s.b) {
 		return false
 	}
-	var none []byte
 	switch c := s.b[s.i]; c {
 	case '"':
-		_, ok := s.str(&none)
+		_, ok := s.str(nil)
 		return ok
 	case '{', '[':
 		end := byte('}')
@@ -434,7 +472,7 @@ func (s *scanner) skip(depth int) bool {
 		for {
 			s.space()
 			if c == '{' {
-				if _, ok := s.str(&none); !ok {
+				if _, ok := s.str(nil); !ok {
 					return false
 				}
 				s.space()

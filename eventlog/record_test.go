@@ -70,6 +70,9 @@ func TestDecodeSkipsWhatIsNotAnEvent(t *testing.T) {
 		{`{"time":"2026-07-01T10:00:00Z","event":"x","pid":-}`, ErrSyntax},
 		{`{"time":"2026-07-01T10:00:00Z","event":"x","a":[1,{"b":tru}]}`, ErrSyntax},
 		{`{"time":"2026-07-01T10:00:00Z","event":"x",}`, ErrSyntax},
+		{`{"time":"2026-07-01T10:00:00Z","event":"x","other":"\q"}`, ErrSyntax},   // checked though skipped
+		{`{"time":"2026-07-01T10:00:00Z","event":"x","other":"\u00"}`, ErrSyntax}, // checked though skipped
+		{`{"time":"2026-07-01T10:00:00Z","event":"x","other":{"\u0041":"\"\\\/\b\f\n\r\t\u00e9"}}`, nil},
 		{`{"time":"2026-07-01T10:00:00Z","event":"x","a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, ErrSyntax},
 		{`{"level":"info","time":"2026-07-01T10:00:00Z","message":"another program"}`, ErrForeign},
 		{`{"time":"yesterday","event":"rejected"}`, ErrForeign},

@@ -104,7 +104,7 @@ func (d *SpikeDetector) Observe(r *Record) (Alert, bool) {
 	if !r.Time.After(start) {
 		return Alert{}, false // older than the window: lines from several processes arrive slightly out of order
 	}
-	w.insert(spikeHit{t: r.Time, code: r.ErrorCode, tool: r.Tool})
+	w.insert(spikeHit{t: r.Time, code: r.Code(), tool: r.Tool})
 	if len(w.hits) < d.rule.N {
 		w.alerting = false
 		return Alert{}, false

@@ -97,7 +97,7 @@ func TestSpikeAlertNamesTopCodesAndTools(t *testing.T) {
 		rejection("fs", 1*time.Second, "PATH", "read_file"),
 		rejection("fs", 2*time.Second, "SHELL", "run"),
 		rejection("fs", 3*time.Second, "PATH", "write_file"),
-		rejection("fs", 4*time.Second, "FLAG", ""),
+		rejection("fs", 4*time.Second, "FLAG", ""), // no tool: a malformed message
 		rejection("fs", 5*time.Second, "OTHER", "x"),
 	}
 	_, alerts := alertsAt(NewSpikeDetector(SpikeRule{N: 6, Window: time.Minute}), recs)

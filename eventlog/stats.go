@@ -96,7 +96,7 @@ func (s *Stats) Add(r *Record) {
 	s.Rejections++
 	s.By[ByServer][r.Server]++
 	s.By[ByTool][r.Tool]++
-	s.By[ByCode][r.ErrorCode]++
+	s.By[ByCode][r.Code()]++
 	s.perMinute[floorDiv(r.Time.Unix(), 60)]++
 }
 
