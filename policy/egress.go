@@ -282,6 +282,14 @@ func unquoteValue(v jsontext.Value) string {
 // to canon.NeedsText.
 func rawNeedsText(b []byte) bool {
 	for i := 0; i < len(b); i++ {
+		// Skip plain ASCII other than backslash and DEL eight bytes at a
+		// time: nothing there can need the text canonicaliser.
+		for i+8 <= len(b) && plainASCII8(b[i:i+8]) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; c {
 		case 0x7F:
 			return true
@@ -301,8 +309,12 @@ func rawNeedsText(b []byte) bool {
 			if i+1 >= len(b) {
 				return false
 			}
-			if b[i+1] != 'u' {
-				i++ // \n, \t, \", ...: harmless
+			switch b[i+1] {
+			case 'b', 'f': // backspace, form feed: controls
+				return true
+			case 'u':
+			default:
+				i++ // \n, \t, \r, \", \\, \/: harmless
 				continue
 			}
 			if i+5 >= len(b) {
@@ -329,6 +341,23 @@ func rawNeedsText(b []byte) bool {
 		}
 	}
 	return false
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainASCII8 reports whether 8 bytes are all ASCII below DEL and none is a
+// backslash (SWAR: no byte has its high bit set, none has low 7 bits all
+// ones, none equals 0x5C).
+func plainASCII8(b []byte) bool {
+	w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	high := w | ((w & ^uint64(highs)) + ones) // high bit set if byte >= 0x80 or low bits 0x7F
+	x := w ^ (0x5C * ones)                    // zero byte where w had a backslash
+	zero := (x - ones) & ^x & highs
+	return (high&highs)|zero == 0
 }
 
 func hex4(b []byte) (rune, bool) {

@@ -1,0 +1,52 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/message"
+)
+
+// bigResult is a 16 MiB tools/call result of ordinary multi-line text:
+// the JSON has a \n escape every 80 bytes, as real output does.
+func bigResult(b *testing.B, hostile bool) []byte {
+	line := strings.Repeat("x", 79) + "\n"
+	text := strings.Repeat(line, (16<<20)/len(line))
+	if hostile {
+		text = text[:len(text)/2] + "\x1b[31m" + text[len(text)/2:]
+	}
+	q, err := jsontext.AppendQuote(nil, text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return append(append([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":`), q...), `}]}}`...)
+}
+
+// BenchmarkEgressBigResult: strict parse plus the egress decision for a
+// 16 MiB result, clean (forwarded byte-identical) and with one escape
+// sequence (re-encoded).
+func BenchmarkEgressBigResult(b *testing.B) {
+	for _, hostile := range []bool{false, true} {
+		name := "clean"
+		if hostile {
+			name = "hostile"
+		}
+		b.Run(name, func(b *testing.B) {
+			line := bigResult(b, hostile)
+			s := Baseline().NewSession()
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				m, err := message.Parse(line)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, _, err := s.Egress(m, &Call{Method: "tools/call", Tool: "t"})
+				if err != nil || (len(out) == len(line)) == hostile {
+					b.Fatal("unexpected egress result", err)
+				}
+			}
+		})
+	}
+}
