@@ -350,17 +350,38 @@ func (r *relay) fromServer(m *message.Message) {
 		}
 		return
 	}
-	for _, rw := range rewrites {
-		method, tool := m.Method, ""
-		if call != nil {
-			method, tool = call.Method, call.Tool
+	r.logRewrites(m, call, rewrites)
+	r.replyToAgent(out)
+}
+
+// maxRewriteLines bounds the log lines one message's rewrites produce: a
+// hostile result with escapes in ten thousand strings gets twenty lines and
+// a summary, not ten thousand.
+const maxRewriteLines = 20
+
+func (r *relay) logRewrites(m *message.Message, call *policy.Call, rewrites []policy.Rewrite) {
+	method, tool := m.Method, ""
+	if call != nil {
+		method, tool = call.Method, call.Tool
+	}
+	for i, rw := range rewrites {
+		if i == maxRewriteLines {
+			removed := 0
+			for _, rest := range rewrites[i:] {
+				removed += rest.Removed
+			}
+			n := len(rewrites) - i
+			r.log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventRewritten, Direction: eventlog.Egress,
+				Method: method, Tool: tool, ID: logID(m.ID), Field: "(more)", Action: eventlog.ActionRewritten,
+				Message: "egress canonicalisers rewrote " + strconv.Itoa(n) + " more fields",
+				Extra:   func(e *zerolog.Event) { e.Int("fields", n).Int("bytes_removed", removed) }})
+			return
 		}
 		r.log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventRewritten, Direction: eventlog.Egress,
 			Method: method, Tool: tool, ID: logID(m.ID), Field: rw.Field, Action: eventlog.ActionRewritten,
 			Message: "egress " + rw.Canonicaliser + " canonicaliser rewrote the field",
 			Extra:   func(e *zerolog.Event) { e.Str("canonicaliser", rw.Canonicaliser).Int("bytes_removed", rw.Removed) }})
 	}
-	r.replyToAgent(out)
 }
 
 // failInFlight answers every request still in flight with an error.
