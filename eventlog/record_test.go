@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,4 +126,28 @@ func TestDecoderInternsBoundedly(t *testing.T) {
 	if len(d.interned) > maxInterned {
 		t.Errorf("%d interned strings, cap %d", len(d.interned), maxInterned)
 	}
+}
+
+// FuzzDecode: Decode's verdict on syntax agrees with encoding/json's, so
+// a line is never skipped as malformed when it is valid JSON, nor read
+// when it is not.
+func FuzzDecode(f *testing.F) {
+	f.Add(`{"time":"2026-07-01T10:00:00Z","event":"rejected","tool":"a\u00e9","x":[1,{"y":null}]}`)
+	f.Add(`{"level":"info","time":"2026-07-01T10:00:03Z","message":"foreign"}`)
+	f.Add(`{"time":"2026-07-01T10:00:00Z","event":"x","pid":-0.5e+3,"s":"\ud800"}`)
+	f.Add(`{"time":"2026-07-01T10:00:00Z","event":"x"`)
+	f.Add(` {} `)
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.Count(line, "[")+strings.Count(line, "{") > maxDepth {
+			return // Decode refuses deep nesting; encoding/json does not
+		}
+		var d Decoder
+		var r Record
+		err := d.Decode([]byte(line), &r)
+		trimmed := strings.TrimLeft(line, " \t\r\n")
+		valid := json.Valid([]byte(line)) && strings.HasPrefix(trimmed, "{")
+		if (err != ErrSyntax) != valid {
+			t.Fatalf("Decode(%q) = %v, json.Valid = %v", line, err, valid)
+		}
+	})
 }
