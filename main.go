@@ -174,6 +174,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, serverArgv []string, dash
 			},
 		},
 	}
+	app.Commands = append(app.Commands, logCommands(stdin, stdout, stderr, status)...)
 	return app
 }
 
