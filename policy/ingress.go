@@ -235,6 +235,9 @@ func (r *ingressRule) judge(mt match, tool string, validated, sorted bool) *mess
 	if r.remediation != "" {
 		rem = r.remediation
 	}
+	if rem == "" {
+		rem = "Change the value of " + field + " so that it passes the policy's " + r.checkName + " check."
+	}
 	val, _ := mt.value.(string)
 	return &message.Rejection{
 		Value:       val,
