@@ -1,0 +1,245 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// DangerousFlags rejects command-line arguments that turn on a listed flag
+// of the underlying tool: flags that load code or configuration chosen by
+// the caller (pytest --rootdir, java -D, node --require). It stops argument
+// injection (CWE-88) through the evasions a tool, a shell or a normaliser
+// would undo:
+//
+//   - any case: --ROOTDIR;
+//   - abbreviation to any prefix of two characters or more (--root, --ro):
+//     argparse and getopt_long accept unambiguous abbreviations, and which
+//     ones are unambiguous depends on the tool's own flags;
+//   - '_' for '-' (--cov_config), and an attached value (--rootdir=/tmp);
+//   - more than two leading dashes, and the single-dash form of a listed long
+//     flag (-rootdir, as Go's flag package reads it);
+//   - Unicode dashes and minus signs for '-' (U+2010..U+2015, U+2212,
+//     U+FE58, U+FE63, U+FF0D, ...), fullwidth letters, and invisible
+//     characters (soft hyphen, zero-width space, bidi controls) anywhere;
+//   - a listed short prefix at the start (-Dx, -D, -D=x), inside a cluster
+//     of short flags (-vqDx reads as -v -q -D x), or spelt as a long flag
+//     the way Go's flag package allows (--D=x); short prefixes are
+//     case-sensitive, -D and -d differ in most tools;
+//   - a response file (@file), which can smuggle in any flag;
+//   - a value that a server joins into a command line: the check looks at
+//     every whitespace-separated word of the value, with quotes and
+//     backslashes removed as a shell would remove them (so "x --rootdir"
+//     and '"--root"dir' are rejected too).
+//
+// A value that is not valid UTF-8 is rejected as well (an overlong or
+// truncated sequence may be decoded into a dash by a lenient reader).
+//
+// Benign values pass: -v, -5, a lone - or --, --count=3, --r (one letter is
+// not an abbreviation this check accepts as one), plain words, ./a-b.
+// Scoped npm names (@scope/pkg) start with '@' and are rejected; select them
+// with another field or check.
+type DangerousFlags struct {
+	long  []longFlag
+	short []shortFlag
+}
+
+type longFlag struct {
+	name   string // folded, without the leading "--"
+	listed string // as written in the policy
+}
+
+type shortFlag struct {
+	body   string // after the leading '-', case kept
+	listed string
+}
+
+const flagRemediation = "Remove the rejected flag. Run the tool directly, outside MCP, for trusted use."
+
+// NewDangerousFlags compiles the listed flags. A long flag is "--" followed
+// by at least two characters from [A-Za-z0-9._-], the first one a letter or
+// digit; a short prefix is '-' followed by one or more characters from
+// [A-Za-z0-9._:+=], the first one not a '-' (-D, -I, -XX:).
+func NewDangerousFlags(long []string, shortPrefixes []string) (*DangerousFlags, error) {
+	d := &DangerousFlags{}
+	for _, l := range long {
+		name, ok := strings.CutPrefix(l, "--")
+		if !ok || len(name) < 2 || !isAlnum(name[0]) || !onlyFrom(name, "._-") {
+			return nil, fmt.Errorf("long flag %q: want -- and at least two letters, digits, '.', '_' or '-' (such as --rootdir)", l)
+		}
+		d.long = append(d.long, longFlag{name: foldLong(name), listed: l})
+	}
+	for _, s := range shortPrefixes {
+		body, ok := strings.CutPrefix(s, "-")
+		if !ok || body == "" || !isAlnum(body[0]) || !onlyFrom(body, "._:+=") {
+			return nil, fmt.Errorf("short prefix %q: want - and a letter or digit, then letters, digits or ._:+= (such as -D)", s)
+		}
+		d.short = append(d.short, shortFlag{body: body, listed: s})
+	}
+	return d, nil
+}
+
+// Check rejects value if any word of it would turn on a listed flag or name
+// a response file.
+func (d *DangerousFlags) Check(value string) *Finding {
+	if !utf8.ValidString(value) {
+		return reject(CodeDangerousFlag, "argument is not valid UTF-8; a lenient decoder may read a dash in it", flagRemediation)
+	}
+	if plainWord(value) {
+		return nil
+	}
+	for word := range strings.FieldsFuncSeq(value, isArgSeparator) {
+		if f := d.checkWord(normaliseWord(word)); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// plainWord reports whether value is ASCII, has no separator, quote or
+// backslash, and starts with neither '-' nor '@': no listed flag can hide in
+// it. It keeps the common case free of allocation.
+func plainWord(value string) bool {
+	if value == "" {
+		return true
+	}
+	if value[0] == '-' || value[0] == '@' {
+		return false
+	}
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if c >= utf8.RuneSelf || c <= ' ' || c == '"' || c == '\'' || c == '\\' || c == 0x7F {
+			return false
+		}
+	}
+	return true
+}
+
+// checkWord judges one normalised word.
+func (d *DangerousFlags) checkWord(w string) *Finding {
+	if w == "" {
+		return nil
+	}
+	if w[0] == '@' {
+		return reject(CodeDangerousFlag,
+			"response file arguments (@file) can smuggle any flag into the underlying tool; not allowed from MCP input",
+			"Pass the arguments themselves, not a response file. Run the tool directly, outside MCP, for trusted use.")
+	}
+	if len(w) < 2 || w[0] != '-' {
+		return nil
+	}
+	if w[1] == '-' {
+		name := strings.TrimLeft(w, "-")
+		name, _, _ = strings.Cut(name, "=")
+		for _, s := range d.short {
+			if name == s.body { // Go's flag package reads --D=x as -D=x
+				return flagFinding(s.listed)
+			}
+		}
+		if n := foldLong(name); len(n) >= 2 {
+			for _, l := range d.long {
+				if strings.HasPrefix(l.name, n) {
+					return flagFinding(l.listed)
+				}
+			}
+		}
+		return nil
+	}
+	body := w[1:]
+	for _, s := range d.short {
+		if strings.HasPrefix(body, s.body) {
+			return flagFinding(s.listed)
+		}
+	}
+	cluster := body[:alnumRun(body)]
+	for _, s := range d.short {
+		if len(cluster) > 1 && strings.Contains(cluster[1:], s.body) {
+			return flagFinding(s.listed)
+		}
+	}
+	name, _, _ := strings.Cut(body, "=")
+	n := foldLong(name)
+	for _, l := range d.long {
+		if n == l.name {
+			return flagFinding(l.listed)
+		}
+	}
+	return nil
+}
+
+func flagFinding(listed string) *Finding {
+	return reject(CodeDangerousFlag,
+		"flag "+listed+" can load arbitrary code via the underlying tool; not allowed from MCP input",
+		flagRemediation)
+}
+
+// normaliseWord undoes what a tool, shell or normaliser may undo: it drops
+// invisible characters, quotes and backslashes, maps compatibility forms to
+// ASCII and every dash-like rune to '-'. Case and '_' are kept (short
+// prefixes are case-sensitive); foldLong handles them for long flags.
+func normaliseWord(w string) string {
+	var b strings.Builder
+	b.Grow(len(w))
+	for _, r := range w {
+		r = compatASCII(r)
+		switch {
+		case r == '"' || r == '\'' || r == '\\' || isInvisible(r):
+			continue
+		case isDashLike(r):
+			r = '-'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// foldLong folds a long flag name: lower case, including the non-ASCII
+// runes that case-fold to an ASCII letter (K KELVIN SIGN, ſ LONG S), and '_'
+// as '-'.
+func foldLong(name string) string {
+	var b strings.Builder
+	b.Grow(len(name))
+	for _, r := range name {
+		switch {
+		case r == '_':
+			r = '-'
+		case r >= 'A' && r <= 'Z':
+			r += 'a' - 'A'
+		case r >= utf8.RuneSelf:
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				if f < utf8.RuneSelf {
+					r = unicode.ToLower(f)
+					break
+				}
+			}
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// alnumRun is the length of the leading run of ASCII letters and digits.
+func alnumRun(s string) int {
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// onlyFrom reports whether s consists of ASCII letters, digits and the
+// bytes in extra.
+func onlyFrom(s, extra string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) && strings.IndexByte(extra, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,105 @@
+package rules
+
+import "unicode"
+
+// Character classes shared by the checks. They err on the side of
+// rejection: a rune that some tool, terminal or normaliser might read as
+// something else is treated as that something else.
+
+// isInvisible reports whether r renders as nothing: format characters (Cf:
+// soft hyphen, zero-width space and joiners, bidi controls, BOM, tag
+// characters), and the invisible letters and marks that are not Cf (combining
+// grapheme joiner, Hangul fillers, Khmer inherent vowels, variation
+// selectors, Mongolian free variation selectors).
+func isInvisible(r rune) bool {
+	switch {
+	case r < 0xAD:
+		return false
+	case r >= 0xE0000 && r <= 0xE007F, // tag characters, assigned or not
+		r >= 0xE0100 && r <= 0xE01EF,                       // variation selectors supplement
+		r >= 0xFE00 && r <= 0xFE0F,                         // variation selectors
+		r >= 0x180B && r <= 0x180F,                         // Mongolian free variation selectors, vowel separator
+		r == 0x034F,                                        // combining grapheme joiner
+		r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, // Hangul fillers
+		r == 0x17B4, r == 0x17B5: // Khmer inherent vowels
+		return true
+	}
+	return unicode.Is(unicode.Cf, r)
+}
+
+// isDashLike reports whether r is a dash or minus sign that a tool, a
+// terminal or a copy-paste normaliser may turn into '-': every dash
+// punctuation character (Pd: U+2010..U+2015, U+FE58, U+FE63, U+FF0D, ...) and
+// the minus signs, which are math symbols.
+func isDashLike(r rune) bool {
+	switch r {
+	case '-':
+		return true
+	case 0x2212, 0x207B, 0x208B, 0x2796, 0x02D7, 0x2043, 0x2E3A, 0x2E3B:
+		return true
+	}
+	return r >= 0x80 && unicode.Is(unicode.Pd, r)
+}
+
+// compatASCII maps the compatibility forms of ASCII characters that NFKC
+// would fold into ASCII: fullwidth forms (U+FF01..U+FF5E) and the small form
+// variants of punctuation. It is a cheap subset of NFKC; it returns r
+// unchanged when r has no ASCII form here.
+func compatASCII(r rune) rune {
+	switch {
+	case r >= 0xFF01 && r <= 0xFF5E:
+		return r - 0xFF01 + '!'
+	case r == 0x3000: // ideographic space
+		return ' '
+	}
+	switch r {
+	case 0xFE50:
+		return ','
+	case 0xFE52, 0x2024: // small full stop, one dot leader
+		return '.'
+	case 0xFE54, 0x037E: // small semicolon, Greek question mark
+		return ';'
+	case 0xFE55:
+		return ':'
+	case 0xFE56:
+		return '?'
+	case 0xFE57:
+		return '!'
+	case 0xFE59:
+		return '('
+	case 0xFE5A:
+		return ')'
+	case 0xFE5F:
+		return '#'
+	case 0xFE60:
+		return '&'
+	case 0xFE61:
+		return '*'
+	case 0xFE62:
+		return '+'
+	case 0xFE64:
+		return '<'
+	case 0xFE65:
+		return '>'
+	case 0xFE66:
+		return '='
+	case 0xFE68:
+		return '\\'
+	case 0xFE69:
+		return '$'
+	case 0xFE6A:
+		return '%'
+	case 0xFE6B:
+		return '@'
+	case 0x2215, 0x2044: // division slash, fraction slash: not NFKC, but look like '/'
+		return '/'
+	}
+	return r
+}
+
+// isArgSeparator reports whether a server that splits a string into words
+// (a shell, Python's str.split, Go's strings.Fields) may split at r. Python
+// also splits at the information separators U+001C..U+001F.
+func isArgSeparator(r rune) bool {
+	return unicode.IsSpace(r) || (r >= 0x1C && r <= 0x1F)
+}
