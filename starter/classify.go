@@ -1,0 +1,136 @@
+package starter
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// The generator guesses what a field holds from its member name (and, for
+// paths, from its schema description). The guesses are deliberately
+// simple and documented in docs/policies.md, so that a person reviewing a
+// starter policy can predict it.
+
+// pathNames are normalised member names (lower case, without _ and -) of
+// fields that hold a filesystem path or a file URI.
+var pathNames = set("path", "paths", "file", "files", "filename", "filenames",
+	"filepath", "filepaths", "dir", "dirs", "directory", "directories", "folder",
+	"source", "destination", "src", "dst", "dest", "uri", "uris", "root", "roots",
+	"cwd", "workdir", "workingdirectory", "repopath", "rootdir", "basedir")
+
+// pathSuffixes catch compound names: outputPath, repo_path, base_dir, configFile.
+var pathSuffixes = []string{"path", "paths", "dir", "directory", "filename", "folder", "uri"}
+
+// pathDescription matches schema descriptions that say a string is a path.
+var pathDescription = regexp.MustCompile(`(?i)\b(file ?paths?|directory paths?|paths? (to|of) (a |the )?(file|director)|file ?names?|file uris?|file://|folder)\b|^(absolute |relative )?paths?\b`)
+
+// argvNames are names of string arrays that a server hands to a command
+// line: the place for flag injection (--rootdir=/tmp) and shell
+// metacharacters.
+var argvNames = set("args", "argv", "arguments", "testargs", "flags", "command",
+	"commandargs", "extraargs", "cmd", "cmdargs", "options", "cliargs")
+
+// commandNames are string fields that look like a command line of their own.
+var commandNames = set("command", "cmd", "script", "shell", "commandline")
+
+// freeTextNames are fields meant for prose or file content: control
+// characters (newlines, tabs) are their normal contents, so control_chars
+// is not proposed for them.
+var freeTextNames = set("content", "contents", "text", "body", "message",
+	"messages", "description", "query", "prompt", "comment", "comments", "note",
+	"notes", "title", "summary", "instructions", "observation", "observations",
+	"input", "data", "patch", "diff", "code", "markdown", "html", "reason",
+	"answer", "question", "topic")
+
+// freeTextSuffixes catch oldText, newText, commitMessage, issueBody.
+var freeTextSuffixes = []string{"text", "content", "contents", "body", "message", "description", "comment"}
+
+// destructiveWords are name words of tools whose calls destroy, publish or
+// run something: the starter marks them for review (it still lists them,
+// since the policy starts in audit mode). "write", "create", "edit",
+// "update" and "move" are not on the list: they are the ordinary work of
+// most servers and are bounded by path_scope.
+var destructiveWords = set("delete", "del", "remove", "rm", "drop", "destroy",
+	"purge", "erase", "wipe", "truncate", "reset", "push", "force", "exec",
+	"execute", "eval", "shell", "kill", "terminate", "merge", "overwrite",
+	"uninstall", "revoke", "unlink", "rmdir", "format", "publish", "deploy")
+
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// norm lower-cases a member name and drops _ and -, so that file_path,
+// filePath and file-path compare equal.
+func norm(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if r == '_' || r == '-' {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+func hasSuffix(n string, suffixes []string) bool {
+	for _, s := range suffixes {
+		if strings.HasSuffix(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func isPathField(name, description string) bool {
+	n := norm(name)
+	if pathNames[n] || hasSuffix(n, pathSuffixes) {
+		return true
+	}
+	return description != "" && pathDescription.MatchString(description)
+}
+
+func isFreeText(name string) bool {
+	n := norm(name)
+	return freeTextNames[n] || hasSuffix(n, freeTextSuffixes)
+}
+
+// words splits a tool name into lower-case words at _, -, ., / and
+// camelCase boundaries: deleteFile, delete_file, delete-file → delete, file.
+func words(name string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(name)
+	for i, r := range rs {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]))):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return out
+}
+
+// destructive returns the first word of the tool name that sounds destructive.
+func destructive(name string) string {
+	for _, w := range words(name) {
+		if destructiveWords[w] {
+			return w
+		}
+	}
+	return ""
+}

@@ -1,0 +1,106 @@
+package starter
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// plainScalar is text YAML reads as the same string without quotes.
+var plainScalar = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_./-]*$`)
+
+// yamlWords are plain scalars YAML 1.1 readers turn into booleans or null.
+var yamlWords = set("true", "false", "yes", "no", "on", "off", "y", "n", "null")
+
+// quote writes s as a YAML scalar that reads back as exactly s: plain when
+// that is unambiguous, else double-quoted with everything outside
+// printable ASCII escaped, so no server-chosen byte can end a line or a
+// flow collection.
+func quote(s string) string {
+	if plainScalar.MatchString(s) && !yamlWords[strings.ToLower(s)] {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r >= 0x20 && r < 0x7f:
+			b.WriteRune(r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08X`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// sanitize makes server text fit for a one-line comment: characters that
+// are not printable (controls, line separators, bidi and other format
+// characters) become spaces, runs of spaces collapse, and the result is
+// cut at max runes.
+func sanitize(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	space := false
+	for _, r := range s {
+		if !unicode.IsPrint(r) || r == ' ' {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			n++
+			space = false
+		}
+		if n >= max {
+			b.WriteString("...")
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// DirRoots returns the server's arguments (after the command) that name
+// existing directories, as absolute paths: the filesystem server's allowed
+// directories, a repository given to a git server. A --flag=DIR argument
+// counts too.
+func DirRoots(argv []string) []string {
+	var roots []string
+	seen := map[string]bool{}
+	for i, a := range argv {
+		if i == 0 {
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			eq := strings.IndexByte(a, '=')
+			if eq < 0 {
+				continue
+			}
+			a = a[eq+1:]
+		}
+		if a == "" || strings.Contains(a, "${") { // would read as a variable
+			continue
+		}
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			continue
+		}
+		abs, err := filepath.Abs(a)
+		if err != nil || seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		roots = append(roots, abs)
+	}
+	return roots
+}
