@@ -160,7 +160,7 @@ func (p *PathScope) checkOne(s string) *Finding {
 		}
 		return pathFinding("drive-letter paths and URIs other than file: are not allowed")
 	case strings.HasPrefix(s, "//"):
-		return pathFinding("UNC paths (//host/share) are not allowed")
+		return pathFinding("UNC paths (two leading slashes or backslashes) are not allowed")
 	case s[0] == '~':
 		if s != "~" && !strings.HasPrefix(s, "~/") {
 			return pathFinding("~user paths are not allowed")
