@@ -2,7 +2,6 @@ package policy
 
 import (
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/mcpguard/mcpguard/message"
 )
@@ -18,6 +17,7 @@ type Evaluation struct {
 	Field     string         `json:"field,omitempty"`
 	Error     string         `json:"error,omitempty"`
 	Reply     jsontext.Value `json:"reply,omitempty"` // what the agent would get instead of the server's answer
+	Notes     []string       `json:"notes,omitempty"`
 }
 
 // Evaluate judges one message from the agent as the relay would. toolsList,
@@ -32,13 +32,18 @@ func (p *Policy) Evaluate(line []byte, toolsList []byte) Evaluation {
 			Reply: message.RejectionError(e.ID, e.Code, rej)}
 	}
 	s := p.NewSession()
+	var notes []string
+	if toolsList == nil && p.capturesSchemas() {
+		s.offline = true
+		notes = append(notes, "server_schema: enforce was not evaluated; pass --tools-list with the server's tools/list result to include it")
+	}
 	if toolsList != nil {
 		resp := []byte(`{"jsonrpc":"2.0","id":0,"result":` + string(toolsList) + `}`)
 		if rm, err := message.Parse(resp); err == nil {
 			s.Egress(rm, &Call{Method: "tools/list"})
 		}
 	}
-	ev := Evaluation{Verdict: "allowed", Method: m.Method, Tool: clean(m.Name)}
+	ev := Evaluation{Verdict: "allowed", Method: m.Method, Tool: clean(m.Name), Notes: notes}
 	v := s.Ingress(m)
 	if v.Rejection == nil {
 		return ev
@@ -54,5 +59,3 @@ func (p *Policy) Evaluate(line []byte, toolsList []byte) Evaluation {
 	}
 	return ev
 }
-
-var _ = jsonrpc2.CodeInvalidParams

@@ -84,6 +84,8 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 	if d.serverSchema {
 		sch, known := s.serverSchema(tool)
 		switch {
+		case !known && s.offline:
+			sch = nil
 		case !known:
 			return &message.Rejection{
 				ErrorCode:   CodeSchema,
@@ -99,10 +101,12 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 				Tool:        clean(tool), Rule: "server_schema",
 			}
 		}
-		if errs := sch.validate(args); errs != nil {
-			return schemaRejection(tool, "server_schema", "the server's inputSchema", errs, false)
+		if sch != nil {
+			if errs := sch.validate(args); errs != nil {
+				return schemaRejection(tool, "server_schema", "the server's inputSchema", errs, false)
+			}
+			validated = true
 		}
-		validated = true
 	}
 	return s.checkArgs("tools/call", tool, args, validated)
 }

@@ -45,6 +45,10 @@ type Session struct {
 	// serverSchemas maps tool name to its compiled inputSchema; a nil
 	// value means the server announced one that cannot be enforced.
 	serverSchemas map[string]*argSchema
+
+	// offline (mcpguard eval without a tools list) skips server_schema
+	// checks of tools whose schema is unknown instead of refusing them.
+	offline bool
 }
 
 // NewSession starts applying p to one downstream server.
