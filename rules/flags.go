@@ -179,6 +179,9 @@ func flagFinding(listed string) *Finding {
 // ASCII and every dash-like rune to '-'. Case and '_' are kept (short
 // prefixes are case-sensitive); foldLong handles them for long flags.
 func normaliseWord(w string) string {
+	if plainASCII(w, `"'\\`) {
+		return w
+	}
 	var b strings.Builder
 	b.Grow(len(w))
 	for _, r := range w {
@@ -198,6 +201,9 @@ func normaliseWord(w string) string {
 // runes that case-fold to an ASCII letter (K KELVIN SIGN, ſ LONG S), and '_'
 // as '-'.
 func foldLong(name string) string {
+	if plainASCII(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") {
+		return name
+	}
 	var b strings.Builder
 	b.Grow(len(name))
 	for _, r := range name {
@@ -217,6 +223,16 @@ func foldLong(name string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// plainASCII reports whether s is ASCII without any byte from except.
+func plainASCII(s, except string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf || strings.IndexByte(except, s[i]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func isAlnum(c byte) bool {

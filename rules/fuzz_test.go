@@ -1,0 +1,153 @@
+package rules
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Known attacks and near misses, shared as seeds.
+var flagSeeds = []string{
+	"--rootdir", "--rootdir=/tmp", "--ROOTDIR", "--ro", "--r", "--cov_config=x",
+	"\u2010\u2010rootdir", "\u2212\u2212require", "\uFF0D\uFF0Drootdir", "--root\u00addir",
+	"--\u00adrootdir", "-\u00ad-ro", "---rootdir", "-rootdir", "-D", "-Dx=y", "-vqDx",
+	"-v_D", "-_vD", "--D=x", "@args", "\uFF20args", "x --rootdir", `"--root"dir`,
+	`\-\-ro`, "-v", "-5", "-", "--", "./a-b", "--count=3", "-k=Dfoo", "--cov_",
+	"--manife\u017Ft-path", "\u2014rootdir", "a\x1f-Dx", "--root\xffdir",
+}
+
+// FuzzDangerousFlags checks that spellings a tool reads the same as a
+// rejected value are rejected too: upper case, '-' for '_', a soft hyphen
+// after the leading dashes, U+2010 for an ASCII '-'. And that a Finding never
+// repeats the value.
+func FuzzDangerousFlags(f *testing.F) {
+	for _, s := range flagSeeds {
+		f.Add(s)
+	}
+	d := newTestFlags(f)
+	f.Fuzz(func(t *testing.T, v string) {
+		fd := d.Check(v)
+		if fd == nil {
+			return
+		}
+		reason := fd.Reason
+		for _, l := range append(append([]string{}, testLong...), testShort...) {
+			reason = strings.ReplaceAll(reason, "flag "+l+" ", "")
+		}
+		if len(v) >= 4 && (strings.Contains(reason, v) || strings.Contains(fd.Remediation, v)) {
+			t.Fatalf("finding %+v echoes %q", fd, v)
+		}
+		if !utf8.ValidString(v) {
+			return // the variants below would replace the bad bytes
+		}
+		lead := len(v) - len(strings.TrimLeft(v, "-"))
+		for name, w := range map[string]string{
+			"upper":                strings.ToUpper(v),
+			"underscore to dash":   strings.ReplaceAll(v, "_", "-"),
+			"soft hyphen":          v[:lead] + "\u00ad" + v[lead:],
+			"first dash to U+2010": strings.Replace(v, "-", "\u2010", 1),
+			"every dash to U+2010": strings.ReplaceAll(v, "-", "\u2010"),
+		} {
+			if d.Check(w) == nil {
+				t.Errorf("%q rejected but its %s variant %q passed", v, name, w)
+			}
+		}
+	})
+}
+
+// FuzzPathScope checks that Check never panics, and that an accepted path,
+// read as written and decoded once, lies inside a root after cleaning.
+func FuzzPathScope(f *testing.F) {
+	tr := newPathTree(f)
+	for _, s := range []string{
+		"", "sub", "../outside", "sub/../../x", tr.root + "_x", "outlink/secret", "dangling_out",
+		"outlink/..", "loop1", "%2e%2e/x", "%252e%252e", `..\x`, `C:\x`, "//h/s", `\\h\s`,
+		"file:///etc", "file://localhost" + tr.root + "/sub", "file://h/s", "~", "~/x", "~u",
+		"$HOME", "\uFF0E\uFF0E\uFF0Fx", "\u2025/x", "a\x00", "\xff", "sub/./../sub/x", "100%",
+		"inlink/../file.txt", "sub/up/root/x", "newdir/../../root_x",
+	} {
+		f.Add(s)
+	}
+	ps, err := NewPathScope([]string{tr.root})
+	if err != nil {
+		f.Fatal(err)
+	}
+	lexical := func(s string) string {
+		if filepath.IsAbs(s) {
+			return filepath.Clean(s)
+		}
+		return filepath.Join(tr.root, s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		fd := ps.Check(v)
+		if fd != nil {
+			if len(v) >= 4 && (strings.Contains(fd.Reason, v) || strings.Contains(fd.Remediation, v)) {
+				t.Fatalf("finding %+v echoes %q", fd, v)
+			}
+			return
+		}
+		if !ps.inside(lexical(v)) {
+			t.Fatalf("%q accepted but %q is outside the root", v, lexical(v))
+		}
+		if d := percentDecode(v); !ps.inside(lexical(d)) {
+			t.Fatalf("%q accepted but its decoded form %q is outside the root", v, d)
+		}
+		if strings.ContainsAny(v, "\x00$\\") || !utf8.ValidString(v) {
+			t.Fatalf("%q accepted", v)
+		}
+	})
+}
+
+// forbiddenControl is the control_chars contract written out separately
+// from the implementation.
+func forbiddenControl(r rune) bool {
+	return r < 0x20 || r >= 0x7F && r <= 0x9F ||
+		unicode.Is(unicode.Cf, r) ||
+		r >= 0xE0000 && r <= 0xE007F ||
+		r == 0x2028 || r == 0x2029 || r == 0x034F || r == 0x3164 || r == 0xFFA0
+}
+
+func FuzzControlChars(f *testing.F) {
+	for _, tc := range controlRejects {
+		f.Add(tc.value)
+	}
+	for _, tc := range controlPasses {
+		f.Add(tc.value)
+	}
+	c := NewControlChars()
+	f.Fuzz(func(t *testing.T, v string) {
+		if c.Check(v) != nil {
+			return
+		}
+		if !utf8.ValidString(v) {
+			t.Fatalf("%q accepted: not UTF-8", v)
+		}
+		for _, r := range v {
+			if forbiddenControl(r) {
+				t.Fatalf("%q accepted with U+%04X", v, r)
+			}
+		}
+	})
+}
+
+func FuzzShellMetachars(f *testing.F) {
+	for _, tc := range shellRejects {
+		f.Add(tc.value)
+	}
+	for _, tc := range shellPasses {
+		f.Add(tc.value)
+	}
+	c := NewShellMetachars()
+	const forbidden = "`$;|&<>\n\r\x00\u0085\u2028\u2029\u037E" +
+		"\uFF40\uFF04\uFF1B\uFF5C\uFF06\uFF1C\uFF1E\uFE54\uFE69\uFE60\uFE64\uFE65"
+	f.Fuzz(func(t *testing.T, v string) {
+		if c.Check(v) != nil {
+			return
+		}
+		if !utf8.ValidString(v) || strings.ContainsAny(v, forbidden) {
+			t.Fatalf("%q accepted", v)
+		}
+	})
+}
