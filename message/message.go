@@ -118,16 +118,16 @@ func parse(line []byte) (*Message, *Error) {
 	m := &Message{Raw: line}
 	var version, method jsontext.Value
 	seen := 0
-	d := jsontext.NewDecoder(bytes.NewBuffer(line))
+	d := newDecoder(line)
+	defer d.release()
 	if _, err := d.ReadToken(); err != nil { // '{'
 		return nil, decodeError(err)
 	}
 	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
+		name, err := d.readName("jsonrpc", "id", "method", "params", "result", "error")
 		if err != nil {
 			return nil, decodeError(err)
 		}
-		name := tok.String()
 		var slot *jsontext.Value
 		switch name {
 		case "jsonrpc":
@@ -278,7 +278,7 @@ func checkErrorObject(v jsontext.Value) *Error {
 		return bad
 	}
 	var code, msg bool
-	err := eachMember(v, func(name string, d *jsontext.Decoder) error {
+	err := eachMember(v, func(name string, d *decoder) error {
 		switch name {
 		case "code":
 			val, err := d.ReadValue()
@@ -305,17 +305,18 @@ func checkErrorObject(v jsontext.Value) *Error {
 
 // eachMember calls fn for every member name of the object v, with the decoder
 // positioned before the member's value; fn must consume that value.
-func eachMember(v jsontext.Value, fn func(name string, d *jsontext.Decoder) error) error {
-	d := jsontext.NewDecoder(bytes.NewBuffer(v))
+func eachMember(v jsontext.Value, fn func(name string, d *decoder) error) error {
+	d := newDecoder(v)
+	defer d.release()
 	if _, err := d.ReadToken(); err != nil {
 		return err
 	}
 	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
+		name, err := d.readName(commonNames...)
 		if err != nil {
 			return err
 		}
-		if err := fn(tok.String(), d); err != nil {
+		if err := fn(name, d); err != nil {
 			return err
 		}
 	}

@@ -24,6 +24,9 @@ var paramsMembers = []string{
 	"elicitationId", "url", "logger", "data", "action", "content",
 }
 
+// commonNames are the member names readName returns without allocating.
+var commonNames = []string{"name", "arguments", "_meta", "uri", "progressToken", "code", "message", "data", "cursor"}
+
 // metaMembers are the names _meta gives meaning to (`progressToKen` with a
 // Kelvin sign folds onto progressToken).
 var metaMembers = []string{"progressToken", "io.modelcontextprotocol/related-task"}
@@ -50,7 +53,7 @@ func (m *Message) readParams() *Error {
 		return invalid(jsonrpc2.CodeInvalidParams, "params must be an object")
 	}
 	var bad *Error
-	err := eachMember(m.Params, func(name string, d *jsontext.Decoder) error {
+	err := eachMember(m.Params, func(name string, d *decoder) error {
 		if bad != nil {
 			return d.SkipValue()
 		}
@@ -84,7 +87,7 @@ func (m *Message) readParam(name string, v jsontext.Value) *Error {
 			return invalid(jsonrpc2.CodeInvalidParams, "params._meta must be an object")
 		}
 		var bad *Error
-		err := eachMember(v, func(name string, d *jsontext.Decoder) error {
+		err := eachMember(v, func(name string, d *decoder) error {
 			if bad == nil && foldVariant(name, metaMembers) {
 				bad = invalid(jsonrpc2.CodeInvalidParams, "params._meta member differs only by case or Unicode folding from a known member")
 			}

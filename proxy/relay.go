@@ -165,7 +165,7 @@ func (r *relay) ingress() {
 	lines := newLineReader(r.cfg.Stdin, r.cfg.MaxRequestBytes)
 	for {
 		if !lines.hasLine() {
-			r.flush()
+			r.flushToServer()
 		}
 		line, err := lines.next()
 		switch {
@@ -174,7 +174,7 @@ func (r *relay) ingress() {
 				Reason: "message longer than " + strconv.Itoa(r.cfg.MaxRequestBytes) + " bytes"}, nil)
 			continue
 		case err != nil:
-			r.flush()
+			r.flushToServer()
 			go r.server.stop(r.cfg.Grace)
 			return
 		case isBlank(line):
@@ -198,13 +198,16 @@ func isBlank(line []byte) bool {
 	return true
 }
 
-// flush pushes out whatever both directions have buffered; called before a
-// read that may block.
-func (r *relay) flush() {
+// flushToServer pushes out the requests the ingress side has buffered;
+// called before a read that may block. Only the side that writes a stream
+// flushes it in its loop, so neither breaks up the other's batches.
+func (r *relay) flushToServer() { r.toServer.flush() }
+
+// flushToAgent is flushToServer for the egress side.
+func (r *relay) flushToAgent() {
 	if err := r.toAgent.flush(); err != nil {
 		r.agentGone()
 	}
-	r.toServer.flush()
 }
 
 // agentGone stops the server once nobody can read its replies.
@@ -217,9 +220,17 @@ func (r *relay) refuse(e *message.Error, line []byte) {
 	rej := message.Malformed(e)
 	r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventMalformed, Direction: eventlog.Ingress,
 		ID: logID(e.ID), ErrorCode: rej.ErrorCode, Action: eventlog.ActionRejected, Message: rej.Error, Value: line})
-	r.replyToAgent(message.RejectionError(e.ID, e.Code, rej))
+	r.answerAgent(message.RejectionError(e.ID, e.Code, rej))
 }
 
+// answerAgent writes a reply that mcpguard itself makes on the ingress side
+// (a rejection, an error) and flushes it at once.
+func (r *relay) answerAgent(b []byte) {
+	r.replyToAgent(b)
+	r.flushToAgent()
+}
+
+// replyToAgent buffers a line to the agent; the egress loop flushes.
 func (r *relay) replyToAgent(b []byte) {
 	if err := r.toAgent.writeLine(b); err != nil {
 		r.agentGone()
@@ -238,7 +249,7 @@ func (r *relay) fromAgent(m *message.Message) {
 		r.logVerdict(m, v)
 		if !v.Audit {
 			if m.Kind == message.Request {
-				r.replyToAgent(v.Reply(m.ID))
+				r.answerAgent(v.Reply(m.ID))
 			}
 			return
 		}
@@ -264,12 +275,12 @@ func (r *relay) fromAgent(m *message.Message) {
 		}
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: event, Direction: eventlog.Ingress,
 			Method: m.Method, Tool: m.Name, ID: logID(m.ID), Action: eventlog.ActionRejected, Message: err.Error()})
-		r.replyToAgent(message.ErrorReply(m.ID, jsonrpc2.CodeInternalError, "mcpguard: "+err.Error(), nil))
+		r.answerAgent(message.ErrorReply(m.ID, jsonrpc2.CodeInternalError, "mcpguard: "+err.Error(), nil))
 		return
 	}
 	if err := r.toServer.writeLine(m.Raw); err != nil {
 		if f, ok := r.pending.take(key); ok {
-			r.replyToAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: the MCP server is not reading its input", nil))
+			r.answerAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: the MCP server is not reading its input", nil))
 		}
 	}
 }
@@ -297,7 +308,7 @@ func (r *relay) egress() {
 	lines := newLineReader(r.server.stdout, r.cfg.MaxResponseBytes)
 	for {
 		if !lines.hasLine() {
-			r.flush()
+			r.flushToAgent()
 		}
 		line, err := lines.next()
 		switch {
@@ -391,7 +402,7 @@ func (r *relay) failInFlight(reason string) {
 			Method: f.call.Method, Tool: f.call.Tool, ID: logID(f.id), Message: reason})
 		r.replyToAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: "+reason, nil))
 	}
-	r.flush()
+	r.flushToAgent()
 }
 
 // logID renders an id for the log: integers as they are, strings
