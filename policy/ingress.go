@@ -195,19 +195,26 @@ func (s *Session) checkArgs(method, name string, args any, validated bool) *mess
 
 func (r *ingressRule) judgeAll(sel Selector, args any, tool string, validated, sorted bool) *message.Rejection {
 	var rej *message.Rejection
+	named := sel.endsInName()
 	sel.each(args, sorted, func(mt match) bool {
-		rej = r.judge(mt, tool, validated, sorted)
+		rej = r.judge(mt, tool, validated, named, sorted)
 		return rej == nil
 	})
 	return rej
 }
 
-// judge applies the rule's check to one selected value. A string check
-// that meets a non-string where a string was selected rejects it (type
-// confusion: ["--rootdir"] where "--rootdir" was expected), unless a
-// schema accepted the arguments; arrays and objects are searched for
-// strings either way.
-func (r *ingressRule) judge(mt match, tool string, validated, sorted bool) *message.Rejection {
+// judge applies the rule's check to one selected value.
+//
+// A string check that meets a non-string rejects it as type confusion
+// (["--rootdir"] or 5 where a string was expected, which a lenient server
+// may read as the same thing) unless a JSON Schema accepted the arguments:
+// then a number, boolean or null passes (the check has nothing to say about
+// it). Arrays and objects are always searched and every string inside,
+// member names included, is checked, so the rejection names the offending
+// element; if nothing inside fails, a container where the selector named a
+// single field (`path`, `args[1]`) is still type confusion without a
+// schema, while one reached by a wildcard (`*`, `args[*]`) passes.
+func (r *ingressRule) judge(mt match, tool string, validated, named, sorted bool) *message.Rejection {
 	var f *rules.Finding
 	switch v := mt.value.(type) {
 	case string:
@@ -215,17 +222,19 @@ func (r *ingressRule) judge(mt match, tool string, validated, sorted bool) *mess
 	case map[string]any, []any:
 		var rej *message.Rejection
 		w := walker{path: mt.path, sorted: sorted, fn: func(in match) bool {
-			rej = r.judge(in, tool, validated, sorted)
+			rej = r.judge(in, tool, validated, false, sorted)
 			return rej == nil
 		}}
 		w.allStrings(v)
-		return rej
+		if rej != nil || validated || !named {
+			return rej
+		}
+		f = typeConfusion(r.code)
 	default:
 		if validated {
 			return nil
 		}
-		f = &rules.Finding{Code: r.code, Reason: "expected a string, got another JSON type",
-			Remediation: "Send this field as a string."}
+		f = typeConfusion(r.code)
 	}
 	if f == nil {
 		return nil
@@ -252,6 +261,11 @@ func (r *ingressRule) judge(mt match, tool string, validated, sorted bool) *mess
 		Field:       field,
 		Rule:        r.rule,
 	}
+}
+
+func typeConfusion(code string) *rules.Finding {
+	return &rules.Finding{Code: code, Reason: "expected a string, got another JSON type",
+		Remediation: "Send this field as a string."}
 }
 
 // clean canonicalises caller-controlled text (tool names, member names in

@@ -101,6 +101,13 @@ func ParseSelector(text string) (Selector, error) {
 	return sel, nil
 }
 
+// endsInName reports whether the selector's last step names one member or
+// one index (`path`, `args[1]`) rather than a wildcard.
+func (s Selector) endsInName() bool {
+	k := s.segs[len(s.segs)-1].kind
+	return k == segName || k == segIndex
+}
+
 // match is one value a selector reached. path is only valid during the
 // callback: it is rendered (renderPath) only when a check fails.
 type match struct {
