@@ -31,7 +31,7 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 		rej = s.checkRules(m.Method, m.Name, m.Arguments, false)
 	case "resources/read":
 		args, _ := json.Marshal(map[string]string{"uri": m.URI})
-		rej = s.checkRules(m.Method, uriScheme(m.URI), args, false)
+		rej = s.checkRules(m.Method, "", args, false)
 	default:
 		return Verdict{}
 	}
@@ -43,15 +43,6 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 		v.AsError, v.Code = true, jsonrpc2.CodeInvalidParams
 	}
 	return v
-}
-
-func uriScheme(uri string) string {
-	for i := 0; i < len(uri); i++ {
-		if uri[i] == ':' {
-			return uri[:i]
-		}
-	}
-	return ""
 }
 
 func (s *Session) checkToolCall(m *message.Message) *message.Rejection {

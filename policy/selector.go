@@ -203,18 +203,36 @@ func (w *walker) walk(segs []segment, v any) {
 			w.into(pathElem{name: first, index: -1}, rest, obj[first])
 		}
 	case segAnyMember:
-		if obj, ok := v.(map[string]any); ok {
-			w.keys(obj, func(k string) { w.into(pathElem{name: k, index: -1}, rest, obj[k]) })
-		}
-	case segIndex:
-		if arr, ok := v.([]any); ok && seg.index < len(arr) {
-			w.into(pathElem{index: seg.index}, rest, arr[seg.index])
-		}
-	case segAnyIndex:
-		if arr, ok := v.([]any); ok {
-			for i, e := range arr {
+		switch x := v.(type) {
+		case map[string]any:
+			w.keys(x, func(k string) { w.into(pathElem{name: k, index: -1}, rest, x[k]) })
+		case []any: // JavaScript reads an array as an object with index keys
+			for i, e := range x {
 				w.into(pathElem{index: i}, rest, e)
 			}
+		default:
+			w.walk(rest, v) // shape confusion: see below
+		}
+	case segIndex, segAnyIndex:
+		arr, ok := v.([]any)
+		if !ok {
+			if _, isObj := v.(map[string]any); !isObj {
+				// Shape confusion: "--inspect" where ["--inspect"] was
+				// expected. A lenient server may take a lone string for
+				// a one-element list, so the string is checked as the
+				// element would have been.
+				w.walk(rest, v)
+			}
+			return
+		}
+		if seg.kind == segIndex {
+			if seg.index < len(arr) {
+				w.into(pathElem{index: seg.index}, rest, arr[seg.index])
+			}
+			return
+		}
+		for i, e := range arr {
+			w.into(pathElem{index: i}, rest, e)
 		}
 	case segAnyDepth:
 		if len(rest) > 0 {
