@@ -212,6 +212,11 @@ func foldLong(name string) string {
 			r = '-'
 		case r >= 'A' && r <= 'Z':
 			r += 'a' - 'A'
+		case r == 'İ' || r == 'ı':
+			// Dotted capital I and dotless i: Go's unicode.ToLower maps İ
+			// to i and Python's "ı".upper() is I, so a tool comparing
+			// flags case-insensitively reads them as i.
+			r = 'i'
 		case r >= utf8.RuneSelf:
 			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 				if f < utf8.RuneSelf {

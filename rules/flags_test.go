@@ -53,6 +53,8 @@ func TestDangerousFlagsRejects(t *testing.T) {
 		{"bidi override", "--\u202erootdir", "--rootdir"},
 		{"fullwidth letters", "--\uFF52\uFF4F\uFF4F\uFF54", "--rootdir"},
 		{"long s folds to s", "--manife\u017Ft-path", "--manifest-path"},
+		{"dotted capital I folds to i", "--\u0130nspect", "--inspect"},
+		{"dotless i folds to i", "--\u0131nspect", "--inspect"},
 		{"short prefix bare", "-D", "-D"},
 		{"short prefix attached", "-Dfoo=bar", "-D"},
 		{"short prefix equals", "-D=x", "-D"},
