@@ -164,6 +164,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, serverArgv []string, dash
 					return nil
 				},
 			},
+			initCommand(stdin, stdout, stderr, serverArgv, status),
 			{
 				Name:  "version",
 				Usage: "print the version",

@@ -86,6 +86,7 @@ type listedTool struct {
 // them. It returns m.Raw when it changes nothing.
 func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 	capture := s.p.capturesSchemas()
+	seen := map[string]bool{}
 	var kept []jsontext.Value
 	var rewrites []Rewrite
 	changed := false
@@ -103,9 +104,13 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 		kept = append(kept, v)
 		if capture && t.Name != "" && t.InputSchema != nil {
 			sch, err := compileArgSchema(t.InputSchema)
-			if err != nil {
-				sch = nil // known but unenforceable: calls fail closed
+			if err != nil || seen[t.Name] {
+				// Known but unenforceable: calls fail closed. A tool
+				// announced twice is ambiguous (clients differ on which
+				// entry wins), so neither schema is trusted.
+				sch = nil
 			}
+			seen[t.Name] = true
 			s.mu.Lock()
 			s.serverSchemas[t.Name] = sch
 			s.mu.Unlock()
