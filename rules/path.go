@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -58,6 +59,7 @@ import (
 type PathScope struct {
 	first string   // the first root, cleaned: relative paths are read against it
 	roots []string // every root cleaned, plus its resolved form when that differs
+	real  []string // the resolved roots: paths known to hold no symlink
 	home  string   // home directory of this process, cleaned; "" if unknown
 }
 
@@ -86,6 +88,9 @@ func NewPathScope(roots []string) (*PathScope, error) {
 		p.addRoot(c)
 		if res, err := resolve(c); err == nil {
 			p.addRoot(res)
+			if !slices.Contains(p.real, res) {
+				p.real = append(p.real, res)
+			}
 		}
 	}
 	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
@@ -214,7 +219,7 @@ func (p *PathScope) contain(abs string) *Finding {
 	if !p.inside(filepath.Clean(abs)) {
 		return pathFinding("path is outside the allowed roots")
 	}
-	res, err := resolve(abs)
+	res, err := p.resolveUnder(abs)
 	if err != nil {
 		return pathFinding("path could not be resolved")
 	}
@@ -241,15 +246,31 @@ func pathFinding(reason string) *Finding {
 
 var errTooManyLinks = errors.New("too many levels of symbolic links")
 
+// resolveUnder is resolve, started at a resolved root when abs is written
+// under one: the root's own components were resolved when the check was
+// built, and skipping them saves one lstat(2) each on every call. (A root
+// swapped for a symlink after that is the race documented on PathScope.)
+func (p *PathScope) resolveUnder(abs string) (string, error) {
+	for _, r := range p.real {
+		if r != "/" && strings.HasPrefix(abs, r) && len(abs) > len(r) && abs[len(r)] == '/' {
+			return resolveFrom(r, abs[len(r)+1:])
+		}
+	}
+	return resolve(abs)
+}
+
 // resolve returns the absolute path abs as the kernel would resolve it:
 // component by component, each symlink replaced by its target before the
 // components after it (".." included) apply. A component that does not
 // exist, and everything after it, is applied lexically, so a dangling link
 // resolves to where a write through it would land.
-func resolve(abs string) (string, error) {
-	dst := "/"
-	rest := abs
+func resolve(abs string) (string, error) { return resolveFrom("/", abs) }
+
+// resolveFrom resolves the relative path rest against dst, which holds no
+// symlink.
+func resolveFrom(dst, rest string) (string, error) {
 	links := 0
+	missing := false // a component did not exist: nothing below it can
 	for rest != "" {
 		var c string
 		c, rest, _ = strings.Cut(rest, "/")
@@ -261,6 +282,10 @@ func resolve(abs string) (string, error) {
 			continue
 		}
 		next := filepath.Join(dst, c)
+		if missing {
+			dst = next
+			continue
+		}
 		fi, err := os.Lstat(next)
 		switch {
 		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
@@ -275,8 +300,10 @@ func resolve(abs string) (string, error) {
 				dst = "/"
 			}
 			rest = target + "/" + rest
-		case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		case err == nil:
 			dst = next
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			dst, missing = next, true
 		default:
 			return "", err
 		}
