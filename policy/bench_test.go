@@ -43,9 +43,11 @@ ingress:
   - {tools: [run_tests], fields: ["testArgs[*]"], check: control_chars}
 `
 
-// BenchmarkEvaluateToolCall measures one typical tools/call (about 256
-// bytes of arguments) against the 20-rule policy: strict parse excluded,
-// argument decoding, schema and every applicable rule included.
+// BenchmarkEvaluateToolCall measures one tools/call against the 20-rule
+// policy: argument decoding, the schema and every applicable rule (strict
+// parsing excluded; see message.BenchmarkParseToolCall). "typical" has one
+// path and six flags; "three-paths" adds two package paths, each an lstat
+// per component under the root.
 func BenchmarkEvaluateToolCall(b *testing.B) {
 	root := b.TempDir()
 	os.MkdirAll(root+"/pkg", 0o755)
@@ -53,19 +55,25 @@ func BenchmarkEvaluateToolCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := p.NewSession()
-	m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_tests","arguments":{"testArgs":["-v","--count=1","-race","./pkg/...","-timeout","90s"],"run":"TestParse|TestRelay$","path":"` + root + `/pkg","timeout":"90s","tags":"integration,slow","packages":["./pkg/a","./pkg/b"]}}}`))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if v := s.Ingress(m); v.Rejection != nil {
-		b.Fatalf("benign call rejected: %+v", v.Rejection)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if v := s.Ingress(m); v.Rejection != nil {
-			b.Fatal("rejected")
-		}
+	for _, c := range []struct{ name, args string }{
+		{"typical", `{"testArgs":["-v","--count=1","-race","./pkg/...","-timeout","90s"],"run":"TestParse|TestRelay$","path":"` + root + `/pkg","timeout":"90s","tags":"integration,slow"}`},
+		{"three-paths", `{"testArgs":["-v","--count=1","-race","./pkg/...","-timeout","90s"],"run":"TestParse|TestRelay$","path":"` + root + `/pkg","timeout":"90s","tags":"integration,slow","packages":["./pkg/a","./pkg/b"]}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := p.NewSession()
+			m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_tests","arguments":` + c.args + `}}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if v := s.Ingress(m); v.Rejection != nil {
+				b.Fatalf("benign call rejected: %+v", v.Rejection)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if v := s.Ingress(m); v.Rejection != nil {
+					b.Fatal("rejected")
+				}
+			}
+		})
 	}
 }

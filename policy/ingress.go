@@ -147,12 +147,31 @@ func (s *Session) checkRules(method, name string, raw []byte, validated bool) *m
 }
 
 func (p *Policy) hasIngressFor(method, name string) bool {
+	return len(p.rulesFor(method, name)) > 0
+}
+
+// maxCachedRuleSets bounds the cache of rules per (method, name): names come
+// from the agent, and a cache keyed by them must not grow without bound.
+const maxCachedRuleSets = 1024
+
+// rulesFor returns the ingress rules that apply to a call of name by
+// method, in policy order. Matching globs costs more than the checks for
+// most calls, so the answer is cached per name.
+func (p *Policy) rulesFor(method, name string) []*ingressRule {
+	key := method + "\x00" + name
+	if v, ok := p.ruleSets.Load(key); ok {
+		return v.([]*ingressRule)
+	}
+	var out []*ingressRule
 	for _, r := range p.ingress {
 		if r.appliesTo(method, name) {
-			return true
+			out = append(out, r)
 		}
 	}
-	return false
+	if p.ruleSetCount.Add(1) <= maxCachedRuleSets {
+		p.ruleSets.Store(key, out)
+	}
+	return out
 }
 
 func (r *ingressRule) appliesTo(method, name string) bool {
@@ -169,10 +188,7 @@ func (r *ingressRule) appliesTo(method, name string) bool {
 // the arguments, which makes non-string values at selected fields
 // legitimate (the check has nothing to say about a number).
 func (s *Session) checkArgs(method, name string, args any, validated bool) *message.Rejection {
-	for _, r := range s.p.ingress {
-		if !r.appliesTo(method, name) {
-			continue
-		}
+	for _, r := range s.p.rulesFor(method, name) {
 		for _, sel := range r.fields {
 			if rej := r.judgeAll(sel, args, name, validated, false); rej != nil {
 				// Walk again in member order so the reported failure does

@@ -4,6 +4,8 @@ package policy
 
 import (
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json"
 )
@@ -31,6 +33,9 @@ type Policy struct {
 	tools   []*toolEntry
 	ingress []*ingressRule
 	egress  []*egressRule
+
+	ruleSets     sync.Map // method+"\x00"+name → []*ingressRule (see rulesFor)
+	ruleSetCount atomic.Int64
 }
 
 // Baseline is the policy applied without --policy: strict parsing, egress
@@ -41,9 +46,8 @@ func Baseline() *Policy {
 
 // WithMode returns a copy of p with its mode replaced (the --mode flag).
 func (p *Policy) WithMode(m Mode) *Policy {
-	q := *p
-	q.Mode = m
-	return &q
+	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
+		RejectAsError: p.RejectAsError, tools: p.tools, ingress: p.ingress, egress: p.egress}
 }
 
 // sortTools puts exact names before globs, each in name order, so that
