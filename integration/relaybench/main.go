@@ -44,6 +44,7 @@ func main() {
 	policy := flag.String("policy", "", "policy file for the mcpguard path")
 	bin := flag.String("mcpguard", "", "mcpguard binary (default: build it)")
 	asJSON := flag.Bool("json", false, "print results as JSON")
+	only := flag.String("paths", "direct,relay,mcpguard", "paths to measure, comma-separated")
 	flag.Parse()
 	switch {
 	case *serve:
@@ -51,6 +52,7 @@ func main() {
 	case *relay:
 		os.Exit(bareRelay(flag.Args()))
 	default:
+		paths = strings.Split(*only, ",")
 		res, err := drive(*n, *big, *rounds, *policy, *bin)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "relaybench:", err)
@@ -72,6 +74,7 @@ type Result struct {
 	MsgsPerSec float64 `json:"msgs_per_sec"`
 	BigMBps    float64 `json:"big_mb_per_sec"`
 	MiddleRSS  int64   `json:"middle_rss_kb"` // peak RSS of the relay or mcpguard
+	MiddleCPU  float64 `json:"middle_cpu_us_per_msg"` // CPU of the middle process per pipelined request and reply
 }
 
 var paths = []string{"direct", "relay", "mcpguard"}
@@ -138,6 +141,7 @@ func median(rs []Result) Result {
 		MsgsPerSec: pick(func(r Result) float64 { return r.MsgsPerSec }),
 		BigMBps:    pick(func(r Result) float64 { return r.BigMBps }),
 		MiddleRSS:  int64(pick(func(r Result) float64 { return float64(r.MiddleRSS) })),
+		MiddleCPU:  pick(func(r Result) float64 { return r.MiddleCPU }),
 	}
 }
 
@@ -256,6 +260,7 @@ func measure(path string, argv []string, n, big int) (Result, error) {
 	res.P99us = float64(lat[len(lat)*99/100].Nanoseconds()) / 1e3
 
 	// Throughput: 64 in flight.
+	cpu0 := cpuTime(c.cmd.Process.Pid)
 	const window = 64
 	first := id
 	errc := make(chan error, 1)
@@ -288,6 +293,9 @@ func measure(path string, argv []string, n, big int) (Result, error) {
 		credit <- struct{}{}
 	}
 	res.MsgsPerSec = float64(n) / time.Since(t0).Seconds()
+	if path != "direct" {
+		res.MiddleCPU = (cpuTime(c.cmd.Process.Pid) - cpu0).Seconds() * 1e6 / float64(n)
+	}
 	if err := <-errc; err != nil {
 		return res, err
 	}
@@ -320,6 +328,22 @@ func measure(path string, argv []string, n, big int) (Result, error) {
 	return res, nil
 }
 
+// cpuTime reads the user+system CPU a process has used (clock ticks of 10ms).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+k) * 10 * time.Millisecond
+}
+
 // peakRSS reads VmHWM (kB) of a process.
 func peakRSS(pid int) int64 {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
@@ -337,12 +361,15 @@ func peakRSS(pid int) int64 {
 
 func report(w io.Writer, rs []Result) {
 	by := map[string]Result{}
-	fmt.Fprintf(w, "%-9s %10s %10s %14s %14s %12s\n", "path", "p50 µs", "p99 µs", "msgs/s (64)", "16MiB MB/s", "peak RSS MB")
+	fmt.Fprintf(w, "%-9s %10s %10s %14s %14s %12s %14s\n", "path", "p50 µs", "p99 µs", "msgs/s (64)", "16MiB MB/s", "peak RSS MB", "CPU µs/msg")
 	for _, r := range rs {
 		by[r.Path] = r
-		fmt.Fprintf(w, "%-9s %10.1f %10.1f %14.0f %14.0f %12.1f\n", r.Path, r.P50us, r.P99us, r.MsgsPerSec, r.BigMBps, float64(r.MiddleRSS)/1024)
+		fmt.Fprintf(w, "%-9s %10.1f %10.1f %14.0f %14.0f %12.1f %14.2f\n", r.Path, r.P50us, r.P99us, r.MsgsPerSec, r.BigMBps, float64(r.MiddleRSS)/1024, r.MiddleCPU)
 	}
 	g, rl, d := by["mcpguard"], by["relay"], by["direct"]
+	if len(by) < 3 {
+		return
+	}
 	fmt.Fprintf(w, "\nmcpguard / relay:  p50 %.2fx (target ≤ 1.15)  p99 %.2fx  throughput %.2fx (target ≥ 0.85)  16MiB %.2fx (target ≥ 0.6)\n",
 		g.P50us/rl.P50us, g.P99us/rl.P99us, g.MsgsPerSec/rl.MsgsPerSec, g.BigMBps/rl.BigMBps)
 	fmt.Fprintf(w, "mcpguard / direct: p50 %.2fx  p99 %.2fx  throughput %.2fx  16MiB %.2fx\n",
