@@ -118,6 +118,7 @@ func parse(line []byte) (*Message, *Error) {
 	m := &Message{Raw: line}
 	var version, method jsontext.Value
 	seen := 0
+	paramsRead := false
 	d := newDecoder(line)
 	defer d.release()
 	if _, err := d.ReadToken(); err != nil { // '{'
@@ -127,6 +128,17 @@ func parse(line []byte) (*Message, *Error) {
 		name, err := d.readName("jsonrpc", "id", "method", "params", "result", "error")
 		if err != nil {
 			return nil, decodeError(err)
+		}
+		if name == "params" && method.Kind() == '"' && m.Params == nil && d.PeekKind() == '{' {
+			// The usual order (method first): check params in this same
+			// pass instead of decoding them a second time.
+			m.Method = unquote(method)
+			if err := m.readParamsInline(d, line); err != nil {
+				return nil, err
+			}
+			paramsRead = true
+			seen++
+			continue
 		}
 		var slot *jsontext.Value
 		switch name {
@@ -185,11 +197,14 @@ func parse(line []byte) (*Message, *Error) {
 		if m.ID != nil {
 			m.Kind = Request
 		}
-		if m.Params != nil {
+		if m.Params != nil && !paramsRead {
 			if err := m.readParams(); err != nil {
 				err.ID = m.ID
 				return nil, err
 			}
+		}
+		if (m.Method == "tools/call" || m.Method == "prompts/get") && m.Kind == Request && m.Name == "" {
+			return nil, &Error{Code: jsonrpc2.CodeInvalidParams, Reason: "params.name must be a non-empty string", ID: m.ID}
 		}
 	case m.Result != nil && m.Error != nil:
 		return nil, invalid(jsonrpc2.CodeInvalidRequest, "a response cannot have both result and error")

@@ -130,8 +130,16 @@ func TestParseToolCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if string(m.Params) != `{"name":"run_tests","arguments":{"testArgs":["-v"]}}` {
+		t.Errorf("params %s", m.Params)
+	}
 	if m.Name != "run_tests" || string(m.Arguments) != `{"testArgs":["-v"]}` || m.IDKey() != "n7" {
 		t.Errorf("name %q arguments %s key %q", m.Name, m.Arguments, m.IDKey())
+	}
+	// params before method: the two-pass path.
+	m, err = Parse([]byte(`{"jsonrpc":"2.0","params":{"name":"x","arguments":{"a":1}},"id":7,"method":"tools/call"}`))
+	if err != nil || m.Name != "x" || string(m.Arguments) != `{"a":1}` || string(m.Params) != `{"name":"x","arguments":{"a":1}}` {
+		t.Errorf("params first: %v %+v", err, m)
 	}
 	m, err = Parse([]byte(`{"jsonrpc":"2.0","id":"\u0061","method":"resources/read","params":{"uri":"file:///x"}}`))
 	if err != nil {

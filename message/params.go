@@ -74,9 +74,37 @@ func (m *Message) readParams() *Error {
 	if err != nil {
 		return decodeError(err)
 	}
-	if (m.Method == "tools/call" || m.Method == "prompts/get") && m.Kind == Request && m.Name == "" {
-		return invalid(jsonrpc2.CodeInvalidParams, "params.name must be a non-empty string")
+	return nil
+}
+
+// readParamsInline is readParams on the envelope's own decoder, positioned
+// at the params object: the same checks in the same pass. m.Method must be
+// set. m.Params becomes the raw object, sliced out of line.
+func (m *Message) readParamsInline(d *decoder, line []byte) *Error {
+	if _, err := d.ReadToken(); err != nil { // '{'
+		return decodeError(err)
 	}
+	start := d.InputOffset() - 1
+	for d.PeekKind() != '}' {
+		name, err := d.readName(commonNames...)
+		if err != nil {
+			return decodeError(err)
+		}
+		if foldVariant(name, paramsMembers) {
+			return invalid(jsonrpc2.CodeInvalidParams, "params member differs only by case or Unicode folding from a known member")
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return decodeError(err)
+		}
+		if bad := m.readParam(name, v); bad != nil {
+			return bad
+		}
+	}
+	if _, err := d.ReadToken(); err != nil { // '}'
+		return decodeError(err)
+	}
+	m.Params = line[start:d.InputOffset()]
 	return nil
 }
 
