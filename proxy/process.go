@@ -32,11 +32,11 @@ func startDownstream(argv []string, stderr io.Writer) (*downstream, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no server command given")
 	}
-	inR, inW, err := os.Pipe()
+	inR, inW, err := blockingPipe()
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
+	outR, outW, err := blockingPipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
@@ -58,6 +58,26 @@ func startDownstream(argv []string, stderr io.Writer) (*downstream, error) {
 	d := &downstream{cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: outR, exited: make(chan struct{})}
 	go d.wait()
 	return d, nil
+}
+
+// pipeSize is what blockingPipe asks for: the default pipe-max-size. A
+// 64 KiB pipe makes a 16 MiB result cost 256 context switches each way.
+const pipeSize = 1 << 20
+
+// blockingPipe makes a pipe in blocking mode with a 1 MiB buffer (when the
+// system allows it; a refusal changes nothing). Blocking, each relay
+// goroutine's read and write is one plain syscall on its own thread;
+// through Go's netpoller every message cost an extra epoll round and a
+// goroutine hand-off, and relaybench measured a 16 MiB result at 0.43x a
+// bare relay's speed that way against 0.70x blocking. The price: Close
+// does not interrupt a blocked read, so Run never waits on a read forever.
+func blockingPipe() (r, w *os.File, err error) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, uintptr(fds[1]), syscall.F_SETPIPE_SZ, pipeSize)
+	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
 }
 
 func (d *downstream) wait() {

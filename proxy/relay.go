@@ -145,8 +145,10 @@ func Run(cfg Config) int {
 		select {
 		case <-drained:
 		case <-time.After(cfg.Grace):
+			// A process outside the group may still hold the pipe. The
+			// read blocks in the kernel and Close cannot interrupt it:
+			// answer what is in flight without waiting for it.
 			server.stdout.Close()
-			<-drained
 		}
 		r.failInFlight("the MCP server exited before replying")
 	}
