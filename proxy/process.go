@@ -46,6 +46,10 @@ func startDownstream(argv []string, stderr io.Writer) (*downstream, error) {
 	cmd.Stdin = inR
 	cmd.Stdout = outW
 	cmd.Stderr = stderr
+	// When stderr is not a file, exec copies it through a pipe and Wait
+	// waits for that copy: a process that outlives the server while holding
+	// the pipe must not keep Wait from returning.
+	cmd.WaitDelay = time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
 	inR.Close()
