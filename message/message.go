@@ -274,6 +274,9 @@ func itoa(n int64) string {
 	}
 }
 
+// Unquote decodes a validated JSON string value ("" if it is not one).
+func Unquote(v jsontext.Value) string { return unquote(v) }
+
 // unquote decodes a validated JSON string value.
 func unquote(v jsontext.Value) string {
 	if bytes.IndexByte(v, '\\') < 0 {

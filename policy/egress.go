@@ -159,7 +159,7 @@ func rewriteStrings(raw []byte, rules []*egressRule) ([]byte, []Rewrite, error) 
 		if routing {
 			return enc.WriteValue(tok)
 		}
-		s := unquoteValue(tok)
+		s := message.Unquote(tok)
 		out, applied := s, ""
 		for _, r := range rules {
 			for _, sel := range r.fields {
@@ -224,7 +224,7 @@ func rewriteStrings(raw []byte, rules []*egressRule) ([]byte, []Rewrite, error) 
 			if n > 0 && stack[n-1].wantName {
 				// A member name: it names the path of the value that follows.
 				stack[n-1].wantName = false
-				path[n-1] = pathElem{name: unquoteValue(v), index: -1}
+				path[n-1] = pathElem{name: message.Unquote(v), index: -1}
 				if err := canonicalise(v, true); err != nil {
 					if isDuplicate(err) {
 						return nil, nil, errRewriteCollision
@@ -262,17 +262,6 @@ func (r *egressRule) apply(s string) string {
 		return canon.FreeText(s, r.maxBytes)
 	}
 	return canon.Text(s)
-}
-
-func unquoteValue(v jsontext.Value) string {
-	if bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1])
-	}
-	b, err := jsontext.AppendUnquote(nil, v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
 }
 
 // rawNeedsText reports whether any string in a validated JSON text holds a

@@ -203,7 +203,7 @@ func replaceMember(msg []byte, outer, inner string, elems []jsontext.Value) ([]b
 			if err := e.WriteValue(rawName); err != nil {
 				return nil, err
 			}
-			matched := unquoteValue(rawName) == name
+			matched := message.Unquote(rawName) == name
 			v, err := d.ReadValue()
 			if err != nil {
 				return nil, err
