@@ -48,10 +48,13 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 	return out, append(rewrites, more...), nil
 }
 
+// egressFor returns the egress rules for a tool's results, leaving out
+// `text` rules: every string gets text anyway, so they cannot change what
+// the fast path decides.
 func (p *Policy) egressFor(tool string) []*egressRule {
 	var out []*egressRule
 	for _, r := range p.egress {
-		if globsMatch(r.tools, tool) {
+		if r.kind != canon.KindText && globsMatch(r.tools, tool) {
 			out = append(out, r)
 		}
 	}
