@@ -194,9 +194,10 @@ func runConfig(c *cli.Context, argv []string, stdin io.Reader, stdout, stderr io
 	}
 	w, _, err := eventlog.Open(c.String("log"), stderr)
 	if err != nil {
-		// Serving without a log would hide attacks from the operator; a
-		// log that breaks later only warns (see eventlog.Open).
-		return proxy.Config{}, usagef("cannot open log: %v", err)
+		// The agent is waiting for its server: keep serving, say why the
+		// decisions go unlogged, once (as a log that breaks later does).
+		fmt.Fprintf(stderr, "mcpguard: cannot open log %s: %v; decisions are not logged\n", c.String("log"), err)
+		w = io.Discard
 	}
 	return proxy.Config{
 		Argv:             argv,
