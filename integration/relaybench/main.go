@@ -73,7 +73,7 @@ type Result struct {
 	P99us      float64 `json:"p99_us"`
 	MsgsPerSec float64 `json:"msgs_per_sec"`
 	BigMBps    float64 `json:"big_mb_per_sec"`
-	MiddleRSS  int64   `json:"middle_rss_kb"` // peak RSS of the relay or mcpguard
+	MiddleRSS  int64   `json:"middle_rss_kb"`         // peak RSS of the relay or mcpguard
 	MiddleCPU  float64 `json:"middle_cpu_us_per_msg"` // CPU of the middle process per pipelined request and reply
 }
 
