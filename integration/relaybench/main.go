@@ -73,8 +73,9 @@ type Result struct {
 	P99us      float64 `json:"p99_us"`
 	MsgsPerSec float64 `json:"msgs_per_sec"`
 	BigMBps    float64 `json:"big_mb_per_sec"`
-	MiddleRSS  int64   `json:"middle_rss_kb"`         // peak RSS of the relay or mcpguard
-	MiddleCPU  float64 `json:"middle_cpu_us_per_msg"` // CPU of the middle process per pipelined request and reply
+	MiddleRSS  int64   `json:"middle_rss_kb"`           // peak RSS of the relay or mcpguard
+	MiddleCPU  float64 `json:"middle_cpu_us_per_msg"`   // CPU of the middle process per pipelined request and reply
+	MiddleIO   float64 `json:"middle_syscalls_per_msg"` // read+write syscalls of the middle process per request and reply
 }
 
 var paths = []string{"direct", "relay", "mcpguard"}
@@ -142,6 +143,7 @@ func median(rs []Result) Result {
 		BigMBps:    pick(func(r Result) float64 { return r.BigMBps }),
 		MiddleRSS:  int64(pick(func(r Result) float64 { return float64(r.MiddleRSS) })),
 		MiddleCPU:  pick(func(r Result) float64 { return r.MiddleCPU }),
+		MiddleIO:   pick(func(r Result) float64 { return r.MiddleIO }),
 	}
 }
 
@@ -261,6 +263,7 @@ func measure(path string, argv []string, n, big int) (Result, error) {
 
 	// Throughput: 64 in flight.
 	cpu0 := cpuTime(c.cmd.Process.Pid)
+	io0 := ioCalls(c.cmd.Process.Pid)
 	const window = 64
 	first := id
 	errc := make(chan error, 1)
@@ -295,6 +298,7 @@ func measure(path string, argv []string, n, big int) (Result, error) {
 	res.MsgsPerSec = float64(n) / time.Since(t0).Seconds()
 	if path != "direct" {
 		res.MiddleCPU = (cpuTime(c.cmd.Process.Pid) - cpu0).Seconds() * 1e6 / float64(n)
+		res.MiddleIO = float64(ioCalls(c.cmd.Process.Pid)-io0) / float64(n)
 	}
 	if err := <-errc; err != nil {
 		return res, err
@@ -344,6 +348,22 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(u+k) * 10 * time.Millisecond
 }
 
+// ioCalls reads the read and write syscalls a process has made (syscr+syscw).
+func ioCalls(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok && (k == "syscr" || k == "syscw") {
+			x, _ := strconv.ParseInt(v, 10, 64)
+			n += x
+		}
+	}
+	return n
+}
+
 // peakRSS reads VmHWM (kB) of a process.
 func peakRSS(pid int) int64 {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
@@ -361,10 +381,10 @@ func peakRSS(pid int) int64 {
 
 func report(w io.Writer, rs []Result) {
 	by := map[string]Result{}
-	fmt.Fprintf(w, "%-9s %10s %10s %14s %14s %12s %14s\n", "path", "p50 µs", "p99 µs", "msgs/s (64)", "16MiB MB/s", "peak RSS MB", "CPU µs/msg")
+	fmt.Fprintf(w, "%-9s %10s %10s %14s %14s %12s %14s %13s\n", "path", "p50 µs", "p99 µs", "msgs/s (64)", "16MiB MB/s", "peak RSS MB", "CPU µs/msg", "syscalls/msg")
 	for _, r := range rs {
 		by[r.Path] = r
-		fmt.Fprintf(w, "%-9s %10.1f %10.1f %14.0f %14.0f %12.1f %14.2f\n", r.Path, r.P50us, r.P99us, r.MsgsPerSec, r.BigMBps, float64(r.MiddleRSS)/1024, r.MiddleCPU)
+		fmt.Fprintf(w, "%-9s %10.1f %10.1f %14.0f %14.0f %12.1f %14.2f %13.2f\n", r.Path, r.P50us, r.P99us, r.MsgsPerSec, r.BigMBps, float64(r.MiddleRSS)/1024, r.MiddleCPU, r.MiddleIO)
 	}
 	g, rl, d := by["mcpguard"], by["relay"], by["direct"]
 	if len(by) < 3 {
