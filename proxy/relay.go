@@ -97,6 +97,8 @@ func Run(cfg Config) int {
 	// does not inherit an ignored SIGPIPE.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
+	growPipe(cfg.Stdin)
+	growPipe(cfg.Stdout)
 	server, err := startDownstream(cfg.Argv, cfg.Stderr)
 	if err != nil {
 		fmt.Fprintf(cfg.Stderr, "mcpguard: cannot start %q: %v\n", cfg.Argv, err)

@@ -95,6 +95,10 @@ func bareRelay(argv []string) int {
 	if err := cmd.Start(); err != nil {
 		return 127
 	}
+	// The same 1 MiB pipe buffers mcpguard asks for, so the floor is fair.
+	for _, f := range []any{os.Stdin, os.Stdout, toServer, fromServer} {
+		growPipe(f)
+	}
 	done := make(chan struct{})
 	go func() {
 		copyLines(os.Stdout, fromServer)
@@ -105,6 +109,20 @@ func bareRelay(argv []string) int {
 	<-done
 	cmd.Wait()
 	return cmd.ProcessState.ExitCode()
+}
+
+func growPipe(f any) {
+	sc, ok := f.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return
+	}
+	if rc, err := sc.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, 1<<20)
+		})
+	}
 }
 
 func copyLines(dst io.Writer, src io.Reader) {
