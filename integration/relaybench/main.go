@@ -6,6 +6,8 @@
 //
 //	direct    driver ↔ server
 //	relay     driver ↔ a bare line relay with no checks (this program, -relay) ↔ server
+//	          (it forwards whole lines, as a message-aware proxy must; with
+//	          -stream-relay it copies long lines as they arrive instead)
 //	mcpguard  driver ↔ mcpguard (baseline policy, or -policy) ↔ server
 //
 // For each path it measures round-trip latency with one request in flight
@@ -38,6 +40,8 @@ import (
 func main() {
 	serve := flag.Bool("serve", false, "run as the minimal MCP server")
 	relay := flag.Bool("relay", false, "run as a bare line relay in front of the command after --")
+	stream := flag.Bool("stream", false, "with -relay: copy long lines as they arrive instead of whole lines")
+	streamBench := flag.Bool("stream-relay", false, "measure against a relay that streams long lines (a byte copier, not a message-aware proxy)")
 	n := flag.Int("n", 200000, "messages per latency and throughput run")
 	big := flag.Int("big", 10, "16 MiB results per run")
 	rounds := flag.Int("rounds", 3, "rounds (paths interleaved); the median is reported")
@@ -50,9 +54,14 @@ func main() {
 	case *serve:
 		serveMCP(os.Stdin, os.Stdout)
 	case *relay:
+		streamRelay = *stream
 		os.Exit(bareRelay(flag.Args()))
 	default:
 		paths = strings.Split(*only, ",")
+		relayFlags = []string{"-relay"}
+		if *streamBench {
+			relayFlags = []string{"-relay", "-stream"}
+		}
 		res, err := drive(*n, *big, *rounds, *policy, *bin)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "relaybench:", err)
@@ -80,6 +89,9 @@ type Result struct {
 
 var paths = []string{"direct", "relay", "mcpguard"}
 
+// relayFlags start this program as the bare relay.
+var relayFlags = []string{"-relay"}
+
 func drive(n, big, rounds int, policy, bin string) ([]Result, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -100,7 +112,7 @@ func drive(n, big, rounds int, policy, bin string) ([]Result, error) {
 	server := []string{self, "-serve"}
 	argv := map[string][]string{
 		"direct": server,
-		"relay":  append([]string{self, "-relay", "--"}, server...),
+		"relay":  append(append(append([]string{self}, relayFlags...), "--"), server...),
 	}
 	guard := []string{bin, "--log", filepath.Join(dir, "mcpguard.log")}
 	if policy != "" {

@@ -86,6 +86,9 @@ func writeBlob(w *bufio.Writer, n int) {
 // bareRelay is the floor every stdio proxy pays: it starts the server and
 // copies lines both ways with no checks, buffering and flushing exactly as
 // mcpguard does (a write per batch of complete lines).
+// streamRelay makes copyLines copy long lines as they arrive (-stream).
+var streamRelay bool
+
 func bareRelay(argv []string) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
@@ -125,22 +128,38 @@ func growPipe(f any) {
 	}
 }
 
+// copyLines relays whole lines: like every MCP proxy (it must see a whole
+// message to route it) it holds a line until its newline has arrived, then
+// writes it; lines are batched and flushed when no complete line is
+// buffered. With stream set it instead copies a long line's bytes as they
+// arrive, which no message-aware proxy can do; relaybench -stream-relay
+// reports that floor too.
 func copyLines(dst io.Writer, src io.Reader) {
 	r := bufio.NewReaderSize(src, 64<<10)
 	w := bufio.NewWriterSize(dst, 64<<10)
+	var line []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(chunk) > 0 {
+		switch {
+		case err == bufio.ErrBufferFull && streamRelay:
+			w.Write(chunk)
+			continue
+		case err == bufio.ErrBufferFull:
+			line = append(line, chunk...)
+			continue
+		case len(line) > 0:
+			line = append(line, chunk...)
+			w.Write(line)
+			line = line[:0]
+		default:
 			w.Write(chunk)
 		}
-		if err != nil && err != bufio.ErrBufferFull {
+		if err != nil {
 			w.Flush()
 			return
 		}
-		if err == nil {
-			if b, _ := r.Peek(r.Buffered()); bytes.IndexByte(b, '\n') < 0 {
-				w.Flush()
-			}
+		if b, _ := r.Peek(r.Buffered()); bytes.IndexByte(b, '\n') < 0 {
+			w.Flush()
 		}
 	}
 }
