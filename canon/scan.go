@@ -1,245 +1,212 @@
 package canon
 
 import (
-	"unicode/utf8"
+	"encoding/binary"
+	"math/bits"
 	"unsafe"
 )
 
+// This file holds the scanners that find the first byte a canonicaliser
+// must act on. They carry the fast path: most strings a server sends need
+// nothing, and the proxy asks about every one of them.
+
 func bytesToString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-const (
-	esc = 0x1B
-	bel = 0x07
-)
-
-// removed reports whether Text removes the code point r outright (outside
-// any escape sequence).
-func removed(r rune) bool {
-	switch {
-	case r < 0x20:
-		return r != '\t' && r != '\n' && r != '\r'
-	case r < 0x7F:
-		return false
-	case r <= 0x9F: // DEL and C1
-		return true
-	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069: // bidi embeddings, overrides, isolates
-		return true
-	case r >= 0xE0000 && r <= 0xE007F: // tag characters
-		return true
-	}
-	return false
-}
+// stringBytes views s as bytes for word loads. The slice is only read.
+func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 const (
 	ones  = 0x0101010101010101
 	highs = 0x8080808080808080
+	low7  = 0x7F7F7F7F7F7F7F7F
 )
 
-// plain8 reports whether the 8 bytes at s[i:] need nothing from Text:
-// each is printable ASCII, tab, LF or CR. SWAR with exact per-byte masks
-// (no carries cross byte lanes), so runs of ordinary multi-line output are
-// skipped a word at a time.
-func plain8(s string, i int) bool {
-	w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-	const low7 = 0x7F7F7F7F7F7F7F7F
+// suspect8 sets bit 7 of every lane of w that holds a byte >= 0x80, DEL
+// (0x7F) or a C0 control (< 0x20). Lanes are summed from their low seven
+// bits only, so no carry crosses into the next lane and the mask is exact.
+func suspect8(w uint64) uint64 {
 	l := w & low7
-	high := w | (l + ones)                   // bit 7: byte >= 0x80, or byte is 0x7F
-	ctl := ^(l + 0x6060606060606060) & highs // bit 7: byte < 0x20 (for bytes < 0x80)
-	ctl &^= isByte(w, '\t') | isByte(w, '\n') | isByte(w, '\r')
-	return (high&highs)|ctl == 0
+	return (w | (l + ones) | ^(l + 0x6060606060606060)) & highs
 }
 
 // isByte sets bit 7 of each lane of w that equals c, exactly.
 func isByte(w uint64, c byte) uint64 {
-	const low7 = 0x7F7F7F7F7F7F7F7F
 	x := w ^ (uint64(c) * ones)
 	return ^(((x & low7) + low7) | x) & highs
 }
 
-// firstUnclean returns the index of the first byte that Text must act on,
-// or len(s).
+// dirtyFree8 reports the lanes of w that FreeText must look at: every
+// control, DEL, non-ASCII and the backtick.
+func dirtyFree8(w uint64) uint64 { return suspect8(w) | isByte(w, '`') }
+
+// firstUnclean returns the index of the first byte that Text must act on
+// (a control other than tab/LF/CR, DEL, an invalid UTF-8 byte or the
+// start of a code point Text removes), or len(s).
+//
+// Plain ASCII is skipped a word at a time; tab, LF and CR are exempted
+// only in the words that hold a suspect byte, about one word in five of
+// ordinary text. A flagged word jumps straight to its first suspect byte;
+// from there code points are checked one by one (a table-free decode that
+// looks closer only at the lead bytes 0xC2, 0xE2 and 0xF3) until the next
+// ASCII byte, where the word scan resumes.
 func firstUnclean(s string) int {
-	for i := 0; i < len(s); {
-		for i+8 <= len(s) && plain8(s, i) {
+	b := stringBytes(s)
+	n := len(b)
+	i := 0
+	for i < n {
+		for i+8 <= n {
+			w := binary.LittleEndian.Uint64(b[i:])
+			if m := suspect8(w); m != 0 {
+				if m &^= isByte(w, '\t') | isByte(w, '\n') | isByte(w, '\r'); m != 0 {
+					i += bits.TrailingZeros64(m) >> 3
+					break
+				}
+			}
 			i += 8
 		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
+		for i < n {
+			c := b[i]
+			if c >= 0x80 {
+				size, ok := classify(b, i)
+				if !ok {
+					return i
+				}
+				i += size
+				continue
+			}
 			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7F {
 				return i
 			}
 			i++
-			continue
+			if i+8 <= n {
+				break // back to words
+			}
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || removed(r) {
-			return i
-		}
-		i += n
 	}
-	return len(s)
+	return n
 }
 
-// firstUncleanFree is firstUnclean for FreeText: tab, LF, CR and backtick
-// must change too.
+// classify looks at the non-ASCII code point starting at b[i]. It returns
+// its length and ok=true when it is valid UTF-8 that Text keeps; ok=false
+// when b[i] is an invalid byte or starts a C1 control (U+0080–U+009F), a
+// bidi control (U+202A–U+202E, U+2066–U+2069) or a tag character
+// (U+E0000–U+E007F). Only the lead bytes 0xC2, 0xE2 and 0xF3 can start a
+// code point Text removes, so the others are only validated.
+func classify(b []byte, i int) (size int, ok bool) {
+	c := b[i]
+	switch {
+	case c < 0xC2: // a continuation byte, or an overlong 2-byte lead
+		return 1, false
+	case c < 0xE0:
+		if i+1 >= len(b) || b[i+1]&0xC0 != 0x80 {
+			return 1, false
+		}
+		if c == 0xC2 && b[i+1] < 0xA0 { // C1 control
+			return 2, false
+		}
+		return 2, true
+	case c < 0xF0:
+		if i+2 >= len(b) {
+			return 1, false
+		}
+		c1, c2 := b[i+1], b[i+2]
+		lo, hi := byte(0x80), byte(0xBF)
+		switch c {
+		case 0xE0:
+			lo = 0xA0 // overlong
+		case 0xED:
+			hi = 0x9F // surrogates
+		}
+		if c1 < lo || c1 > hi || c2&0xC0 != 0x80 {
+			return 1, false
+		}
+		if c == 0xE2 && (c1 == 0x80 && c2 >= 0xAA && c2 <= 0xAE || c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) {
+			return 3, false // bidi embedding, override or isolate
+		}
+		return 3, true
+	case c < 0xF5:
+		if i+3 >= len(b) {
+			return 1, false
+		}
+		c1, c2, c3 := b[i+1], b[i+2], b[i+3]
+		lo, hi := byte(0x80), byte(0xBF)
+		switch c {
+		case 0xF0:
+			lo = 0x90 // overlong
+		case 0xF4:
+			hi = 0x8F // beyond U+10FFFF
+		}
+		if c1 < lo || c1 > hi || c2&0xC0 != 0x80 || c3&0xC0 != 0x80 {
+			return 1, false
+		}
+		if c == 0xF3 && c1 == 0xA0 && (c2 == 0x80 || c2 == 0x81) {
+			return 4, false // tag character
+		}
+		return 4, true
+	}
+	return 1, false
+}
+
+// firstUncleanFree returns the index of the first byte FreeText must act
+// on: what Text acts on, plus tab, LF, CR and the backtick. It scans like
+// firstUnclean.
 func firstUncleanFree(s string) int {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '`' || c >= 0x7F {
-			if c >= utf8.RuneSelf {
-				j := firstUnclean(s[i:])
-				k := firstUncleanFreeASCII(s[i:])
-				return i + min(j, k)
+	b := stringBytes(s)
+	n := len(b)
+	i := 0
+	for i < n {
+		for i+8 <= n {
+			if m := dirtyFree8(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
 			}
+			i += 8
+		}
+		for i < n {
+			c := b[i]
+			if c >= 0x80 {
+				size, ok := classify(b, i)
+				if !ok {
+					return i
+				}
+				i += size
+				continue
+			}
+			if c < 0x20 || c == 0x7F || c == '`' {
+				return i
+			}
+			i++
+			if i+8 <= n {
+				break
+			}
+		}
+	}
+	return n
+}
+
+// firstUncleanPath returns the index of the first byte Path changes: one
+// outside [A-Za-z0-9._/-], except '?', which stands for itself.
+func firstUncleanPath(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !pathByte[c] && c != '?' {
 			return i
 		}
 	}
 	return len(s)
 }
 
-func firstUncleanFreeASCII(s string) int {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '\t' || c == '\n' || c == '\r' || c == '`' {
-			return i
-		}
+var pathByte = func() (t [256]bool) {
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = true
 	}
-	return len(s)
-}
-
-// clean appends s to dst with escape sequences, forbidden code points and
-// invalid bytes dealt with; s[:from] is known clean. In free mode the lone
-// controls that survive become spaces and backticks become '.
-func clean(dst []byte, s string, from int, free bool) []byte {
-	dst = append(dst, s[:from]...) // for FreeText, also free of tab/LF/CR/backtick
-	for i := from; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == esc:
-				i = skipEscape(s, i+1)
-				continue
-			case c == '\t' || c == '\n' || c == '\r':
-				if free {
-					c = ' '
-				}
-			case c < 0x20 || c == 0x7F:
-				i++
-				if free {
-					dst = append(dst, ' ')
-				}
-				continue
-			case c == '`' && free:
-				c = '\''
-			}
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			dst = utf8.AppendRune(dst, utf8.RuneError)
-			i++
-		case r >= 0x80 && r <= 0x9F:
-			i = skipC1(s, r, i+n)
-			if free && !introducesSequence(r) {
-				dst = append(dst, ' ')
-			}
-		case removed(r):
-			i += n
-		default:
-			dst = append(dst, s[i:i+n]...)
-			i += n
-		}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
 	}
-	return dst
-}
-
-// introducesSequence reports whether an 8-bit C1 code starts a sequence
-// (its body is removed with it) rather than standing alone.
-func introducesSequence(r rune) bool {
-	switch r {
-	case 0x9B, 0x9D, 0x90, 0x98, 0x9E, 0x9F:
-		return true
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
 	}
-	return false
-}
-
-// skipEscape returns the index after the escape sequence whose ESC was at
-// i-1. An unterminated string sequence runs to the end of s.
-func skipEscape(s string, i int) int {
-	if i >= len(s) {
-		return i
+	for _, c := range "._/-" {
+		t[c] = true
 	}
-	switch c := s[i]; {
-	case c == '[': // CSI
-		return skipCSI(s, i+1)
-	case c == ']', c == 'P', c == 'X', c == '^', c == '_': // OSC, DCS, SOS, PM, APC
-		return skipString(s, i+1)
-	case c >= 0x20 && c <= 0x2F: // intermediates, then a final byte (ESC ( B)
-		for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2F {
-			i++
-		}
-		if i < len(s) && s[i] >= 0x30 && s[i] <= 0x7E {
-			i++
-		}
-		return i
-	case c >= 0x30 && c <= 0x7E: // two-byte sequences: ESC 7, ESC c, ESC =
-		return i + 1
-	}
-	return i // a lone ESC: only it goes
-}
-
-// skipC1 returns the index after the 8-bit sequence introduced by C1 code r
-// (already consumed up to i).
-func skipC1(s string, r rune, i int) int {
-	switch r {
-	case 0x9B: // CSI
-		return skipCSI(s, i)
-	case 0x9D, 0x90, 0x98, 0x9E, 0x9F: // OSC, DCS, SOS, PM, APC
-		return skipString(s, i)
-	}
-	return i
-}
-
-// skipCSI skips parameter bytes (0x30–0x3F), intermediate bytes
-// (0x20–0x2F) and the final byte (0x40–0x7E). A byte outside those ends
-// the sequence without being consumed.
-func skipCSI(s string, i int) int {
-	for i < len(s) && s[i] >= 0x30 && s[i] <= 0x3F {
-		i++
-	}
-	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2F {
-		i++
-	}
-	if i < len(s) && s[i] >= 0x40 && s[i] <= 0x7E {
-		i++
-	}
-	return i
-}
-
-// skipString skips a control string (OSC, DCS, SOS, PM, APC) through its
-// terminator: BEL, ST (ESC \) or the 8-bit ST (U+009C). Unterminated, it
-// runs to the end: a terminal would swallow the rest too.
-func skipString(s string, i int) int {
-	for i < len(s) {
-		switch s[i] {
-		case bel:
-			return i + 1
-		case esc:
-			if i+1 < len(s) && s[i+1] == '\\' {
-				return i + 2
-			}
-		case 0xC2:
-			if i+1 < len(s) && s[i+1] == 0x9C {
-				return i + 2
-			}
-		}
-		i++
-	}
-	return i
-}
+	return t
+}()
