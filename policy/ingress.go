@@ -223,25 +223,27 @@ func (r *ingressRule) judgeAll(sel Selector, args any, tool string, validated, s
 // schema, while one reached by a wildcard (`*`, `args[*]`) passes.
 func (r *ingressRule) judge(mt match, tool string, validated, named, sorted bool) *message.Rejection {
 	var f *rules.Finding
-	switch v := mt.value.(type) {
-	case string:
-		f = r.check.Check(v)
-	case map[string]any, []any:
-		var rej *message.Rejection
-		w := walker{path: mt.path, sorted: sorted, fn: func(in match) bool {
-			rej = r.judge(in, tool, validated, false, sorted)
-			return rej == nil
-		}}
-		w.allStrings(v)
-		if rej != nil || validated || !named {
-			return rej
+	if s, ok := mt.text(); ok {
+		f = r.check.Check(s)
+	} else {
+		switch v := mt.value.(type) {
+		case map[string]any, []any:
+			var rej *message.Rejection
+			w := walker{path: mt.path, sorted: sorted, fn: func(in match) bool {
+				rej = r.judge(in, tool, validated, false, sorted)
+				return rej == nil
+			}}
+			w.allStrings(v)
+			if rej != nil || validated || !named {
+				return rej
+			}
+			f = typeConfusion(r.code)
+		default:
+			if validated {
+				return nil
+			}
+			f = typeConfusion(r.code)
 		}
-		f = typeConfusion(r.code)
-	default:
-		if validated {
-			return nil
-		}
-		f = typeConfusion(r.code)
 	}
 	if f == nil {
 		return nil
@@ -258,7 +260,7 @@ func (r *ingressRule) judge(mt match, tool string, validated, named, sorted bool
 	if rem == "" {
 		rem = "Change the value of " + field + " so that it passes the policy's " + r.checkName + " check."
 	}
-	val, _ := mt.value.(string)
+	val, _ := mt.text()
 	return &message.Rejection{
 		Value:       val,
 		ErrorCode:   f.Code,

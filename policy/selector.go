@@ -112,8 +112,18 @@ func (s Selector) endsInName() bool {
 // callback: it is rendered (renderPath) only when a check fails.
 type match struct {
 	path   []pathElem
-	value  any
-	isName bool // value is a member name (only under **)
+	value  any    // the value reached; nil for a member name
+	name   string // the member name reached (isName)
+	isName bool   // a member name (only under **), in name, not value
+}
+
+// text is the string a match holds, if it holds one.
+func (m match) text() (string, bool) {
+	if m.isName {
+		return m.name, true
+	}
+	s, ok := m.value.(string)
+	return s, ok
 }
 
 // each calls fn for every value of v the selector reaches until fn
@@ -154,8 +164,16 @@ func (w *walker) keys(m map[string]any, fn func(k string)) {
 	}
 }
 
-func (w *walker) emit(v any, isName bool) {
-	if !w.stop && !w.fn(match{path: w.path, value: v, isName: isName}) {
+// emit reports a value; v is passed as the interface it already is, so
+// no string is boxed again.
+func (w *walker) emit(v any) {
+	if !w.stop && !w.fn(match{path: w.path, value: v}) {
+		w.stop = true
+	}
+}
+
+func (w *walker) emitName(k string) {
+	if !w.stop && !w.fn(match{path: w.path, name: k, isName: true}) {
 		w.stop = true
 	}
 }
@@ -171,7 +189,7 @@ func (w *walker) walk(segs []segment, v any) {
 		return
 	}
 	if len(segs) == 0 {
-		w.emit(v, false)
+		w.emit(v)
 		return
 	}
 	seg, rest := segs[0], segs[1:]
@@ -265,11 +283,11 @@ func sortedKeys(m map[string]any) []string {
 func (w *walker) allStrings(v any) {
 	switch x := v.(type) {
 	case string:
-		w.emit(x, false)
+		w.emit(v)
 	case map[string]any:
 		w.keys(x, func(k string) {
 			w.path = append(w.path, pathElem{name: k, index: -1})
-			w.emit(k, true)
+			w.emitName(k)
 			w.allStrings(x[k])
 			w.path = w.path[:len(w.path)-1]
 		})
