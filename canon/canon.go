@@ -12,6 +12,8 @@
 //
 // Every canonicaliser is idempotent — c(c(x)) == c(x) — and always returns
 // valid UTF-8 (each invalid byte becomes U+FFFD; path maps it to '?').
+// The functions hold no state: what a rewrite removed, for a log line, is
+// len(src)-len(out) (negative when U+FFFD replacements outgrow removals).
 package canon
 
 import (
@@ -61,7 +63,9 @@ const noLimit = math.MaxInt - 1
 //
 // Everything else is kept byte-identical: tabs, newlines, CRLF,
 // backticks, emoji with ZWJ sequences, variation selectors, CJK,
-// right-to-left scripts and their LRM/RLM marks. Each byte that is not
+// right-to-left scripts and their LRM/RLM marks. (The one visible loss:
+// the subdivision flags, 🏴 plus tag characters, show as a plain 🏴; a
+// tag sequence is exactly what smuggling uses.) Each byte that is not
 // part of valid UTF-8 becomes U+FFFD, so the result is always valid UTF-8.
 //
 // It returns s itself, without allocating, when nothing changes.
@@ -70,7 +74,7 @@ func Text(s string) string {
 	if i == len(s) {
 		return s
 	}
-	return string(clean(make([]byte, 0, len(s)), s, i, modeText, noLimit))
+	return bytesToString(clean(make([]byte, 0, len(s)), s, i, modeText, noLimit)) // a fresh buffer, never written again
 }
 
 // AppendText appends Text(src) to dst and reports whether it differs from src.
@@ -85,7 +89,7 @@ func AppendText(dst, src []byte) (out []byte, changed bool) {
 
 // NeedsText reports whether Text would change src. It is the fast path
 // that lets clean output through without a copy: plain ASCII is checked
-// sixteen bytes a step.
+// a word at a time, past 1 GB/s.
 func NeedsText(src []byte) bool {
 	s := bytesToString(src)
 	return firstUnclean(s) != len(s)
@@ -109,7 +113,7 @@ func FreeText(s string, maxBytes int) string {
 	if i == len(s) && len(s) <= maxBytes {
 		return s
 	}
-	return string(freeText(make([]byte, 0, min(len(s), maxBytes+utf8.UTFMax)), s, i, maxBytes))
+	return bytesToString(freeText(make([]byte, 0, min(len(s), maxBytes+utf8.UTFMax)), s, i, maxBytes))
 }
 
 // AppendFreeText appends FreeText(src, maxBytes) to dst and reports
@@ -126,9 +130,6 @@ func AppendFreeText(dst, src []byte, maxBytes int) (out []byte, changed bool) {
 	return freeText(dst, s, i, maxBytes), true
 }
 
-// freeText appends the rewrite of s (clean from index from) cut to max
-// bytes. Rewriting stops soon after the cap, so a huge input costs its
-// scan and no more.
 // overCap is the part of s worth scanning under a cap of n bytes: all of
 // it, or its first n+1 bytes (past the cap s changes anyway; the scan
 // only finds where the rewrite starts).
@@ -139,6 +140,9 @@ func overCap(s string, n int) string {
 	return s
 }
 
+// freeText appends the rewrite of s (clean from index from) cut to max
+// bytes. Rewriting stops soon after the cap, so a huge input costs its
+// scan and no more.
 func freeText(dst []byte, s string, from, max int) []byte {
 	start := len(dst)
 	dst = clean(dst, s, from, modeFree, max)
@@ -165,7 +169,7 @@ func Path(s string) string {
 	if i == len(s) && len(s) <= MaxPathBytes {
 		return s
 	}
-	return string(path(make([]byte, 0, min(len(s), MaxPathBytes)), s, i))
+	return bytesToString(path(make([]byte, 0, min(len(s), MaxPathBytes)), s, i))
 }
 
 // AppendPath appends Path(src) to dst and reports whether it differs from src.
