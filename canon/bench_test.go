@@ -19,6 +19,17 @@ var cjkText = strings.Repeat("日本語のテキスト。Ünïcödé — emoji �
 // hostileText is 1 MiB with something to remove every few bytes.
 var hostileText = strings.Repeat("ok \x1b[31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 \u202eevil\U000E0041\n", (1<<20)/64)
 
+// sparseText is 1 MiB of sourceText with a colour change every 4 KiB:
+// big output that needs a rewrite, mostly of clean runs.
+var sparseText = func() string {
+	var b strings.Builder
+	for i := 0; i < len(sourceText); i += 4096 {
+		b.WriteString(sourceText[i : i+4096])
+		b.WriteString("\x1b[31m")
+	}
+	return b.String()
+}()
+
 // prose is a typical tool description: one paragraph, nothing to change.
 var prose = "Read the complete contents of a file from the file system. Handles various text encodings " +
 	"and provides detailed error messages if the file cannot be read. Only works within allowed directories."
@@ -33,6 +44,7 @@ func benchText(b *testing.B, s string) {
 func BenchmarkTextClean(b *testing.B)   { benchText(b, sourceText) }
 func BenchmarkTextCJK(b *testing.B)     { benchText(b, cjkText) }
 func BenchmarkTextHostile(b *testing.B) { benchText(b, hostileText) }
+func BenchmarkTextSparse(b *testing.B)  { benchText(b, sparseText) }
 func BenchmarkTextShort(b *testing.B)   { benchText(b, prose) }
 
 func BenchmarkNeedsText(b *testing.B) {

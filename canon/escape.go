@@ -31,6 +31,15 @@ func clean(dst []byte, s string, from int, m mode, limit int) []byte {
 	b := stringBytes(s)
 	for i := from; i < len(b) && len(dst)-start <= limit; {
 		c := b[i]
+		// Past a sequence, copy the run that needs nothing in one append.
+		if c >= 0x20 && c < 0x7F && c != '`' {
+			if k := runLen(s[i:], m); k > 0 {
+				k = min(k, limit+1-(len(dst)-start))
+				dst = append(dst, s[i:i+k]...)
+				i += k
+				continue
+			}
+		}
 		if c < utf8.RuneSelf {
 			switch {
 			case c == esc:
@@ -72,6 +81,14 @@ func clean(dst []byte, s string, from int, m mode, limit int) []byte {
 		}
 	}
 	return dst
+}
+
+// runLen is the length of the prefix of s that the mode keeps as it is.
+func runLen(s string, m mode) int {
+	if m == modeFree {
+		return firstUncleanFree(s)
+	}
+	return firstUnclean(s)
 }
 
 // introducesSequence reports whether the C1 control whose second UTF-8
