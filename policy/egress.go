@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
@@ -344,8 +345,7 @@ const (
 // backslash (SWAR: no byte has its high bit set, none has low 7 bits all
 // ones, none equals 0x5C).
 func plainASCII8(b []byte) bool {
-	w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	w := binary.LittleEndian.Uint64(b)        // one load; keeps this inlinable
 	high := w | ((w & ^uint64(highs)) + ones) // high bit set if byte >= 0x80 or low bits 0x7F
 	x := w ^ (0x5C * ones)                    // zero byte where w had a backslash
 	zero := (x - ones) & ^x & highs

@@ -53,6 +53,14 @@ func (l *lineReader) next() ([]byte, error) {
 		case complete && len(l.buf) == 0:
 			return chunk, nil // the common case: no copy
 		default:
+			if need := len(l.buf) + len(chunk); need > cap(l.buf) {
+				// Double (bounded by the limit) rather than let append
+				// grow by 1.25x: a 16 MiB line would otherwise allocate
+				// about five times its size on the way.
+				grown := make([]byte, len(l.buf), min(max(2*cap(l.buf), need, readBufferSize), l.max+1))
+				copy(grown, l.buf)
+				l.buf = grown
+			}
 			l.buf = append(l.buf, chunk...)
 		}
 		switch {
