@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"strconv"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -98,7 +99,7 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 		}
 		if s.p.Denied(t.Name) {
 			changed = true
-			rewrites = append(rewrites, Rewrite{Field: "result.tools[" + itoa(i) + "]", Canonicaliser: "hidden", Removed: len(v)})
+			rewrites = append(rewrites, Rewrite{Field: "result.tools[" + strconv.Itoa(i) + "]", Canonicaliser: "hidden", Removed: len(v)})
 			return nil
 		}
 		kept = append(kept, v)
@@ -125,15 +126,6 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 		return nil, nil, err
 	}
 	return out, rewrites, nil
-}
-
-func itoa(i int) string { return string(appendInt(nil, i)) }
-
-func appendInt(b []byte, i int) []byte {
-	if i >= 10 {
-		b = appendInt(b, i/10)
-	}
-	return append(b, byte('0'+i%10))
 }
 
 // eachArrayMember calls fn for each element of obj[name] when it is an array.

@@ -133,15 +133,6 @@ func (d *downstream) closeStdin() {
 	d.closeStdinOnce.Do(func() { d.stdin.Close() })
 }
 
-func (d *downstream) hasExited() bool {
-	select {
-	case <-d.exited:
-		return true
-	default:
-		return false
-	}
-}
-
 // stop ends the server politely, then less so: its stdin is closed, it gets
 // grace to exit, then SIGTERM to the group, grace again, then SIGKILL.
 // It returns once the server has exited.
