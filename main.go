@@ -28,8 +28,13 @@ type usageError struct{ error }
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 func main() {
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	status := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+	profileStop()
+	os.Exit(status)
 }
+
+// profileStop ends a CPU profile started by a build with -tags profile.
+var profileStop = func() {}
 
 // splitArgv separates mcpguard's own words from the server's command line
 // at the first "--": everything after it is the server's argv, even a word

@@ -21,3 +21,13 @@ func BenchmarkParseToolCall(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkValidateToolCall(b *testing.B) {
+	req := []byte(`{"jsonrpc":"2.0","id":12345,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("a", 256) + `"}}}`)
+	resp := []byte(`{"jsonrpc":"2.0","id":12345,"result":{"content":[{"type":"text","text":"` + strings.Repeat("a", 256) + `"}]}}`)
+	b.SetBytes(int64(len(req) + len(resp)))
+	for b.Loop() {
+		validate(req).release()
+		validate(resp).release()
+	}
+}

@@ -39,14 +39,5 @@ func (d *decoder) readName(known ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	body := raw[1 : len(raw)-1]
-	if bytes.IndexByte(body, '\\') < 0 {
-		for _, k := range known {
-			if string(body) == k {
-				return k, nil
-			}
-		}
-		return string(body), nil
-	}
-	return unquote(raw), nil
+	return memberName(raw, bytes.IndexByte(raw, '\\') >= 0, known), nil
 }

@@ -62,6 +62,11 @@ type Message struct {
 	Arguments jsontext.Value // tools/call, prompts/get: params.arguments
 	URI       string         // resources/read, resources/subscribe: params.uri
 	RequestID jsontext.Value // notifications/cancelled: params.requestId
+
+	// TextPlain reports that every string in Raw, member names included,
+	// is printable ASCII with no escapes but \" \\ \/ \n \r \t: no text
+	// canonicaliser can change it. False means "not known", not "unsafe".
+	TextPlain bool
 }
 
 // IDKey returns the message's id as a map key (see KeyOf).
@@ -83,6 +88,9 @@ func invalid(code int64, reason string) *Error { return &Error{Code: code, Reaso
 // A refused line yields an *Error whose ID is the request id when it can be
 // read unambiguously.
 func Parse(line []byte) (*Message, error) {
+	if m := parseFast(line); m != nil {
+		return m, nil
+	}
 	m, err := parse(line)
 	if err != nil {
 		if err.ID == nil {

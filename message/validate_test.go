@@ -1,0 +1,229 @@
+package message
+
+import (
+	"bytes"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// validatorSeeds are lines that probe every way the validator and the
+// strict decoder could disagree: each grammar rule, each UTF-8 and escape
+// rule, duplicates spelled differently, depth, and the envelope shapes the
+// fast path takes.
+var validatorSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"p":"/a"}}}`,
+	`{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"hi\nthere"}]}}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`,
+	`{"params":{"name":"x","arguments":{}},"method":"tools/call","id":7,"jsonrpc":"2.0"}`,
+	`{ "jsonrpc" : "2.0" , "id" : 1 , "method" : "ping" }`,
+	"{\"jsonrpc\":\"2.0\",\r\"id\":1,\"method\":\"ping\"}",
+	`{"a":1,"a":2}`,
+	`{"a":1,"\u0061":2}`,
+	`{"\u00e9":1,"é":2}`,
+	`{"a":{"b":1},"b":{"b":1}}`,
+	`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k3":7}`,
+	`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k17":7}`,
+	`{"a":"\ud800"}`, `{"a":"\udc00"}`, `{"a":"\ud800\udc00"}`, `{"a":"\ud800\ud800"}`, `{"a":"\ud800\u0041"}`, `{"a":"\uD83D\uDE00"}`,
+	"{\"a\":\"\xff\"}", "{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xc0\xaf\"}", "{\"a\":\"\xef\xbf\xbd\"}", "{\"a\":\"\xf4\x90\x80\x80\"}",
+	"{\"a\":\"\x7f\"}", "{\"a\":\"\x1f\"}", "{\"a\":\"\t\"}",
+	`{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`, `{"a":"\/\b\f\n\r\t\"\\"}`,
+	`{"a":-0}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":1E+9}`, `{"a":-}`, `{"a":1.5e-3}`, `{"a":-12.0E05}`,
+	`{"a":tru}`, `{"a":true}`, `{"a":nul}`, `{"a":[1,]}`, `{"a":[,1]}`, `{"a":[]}`, `{"a":{}}`, `{"a":{,}}`, `{"a":1,}`, `{,"a":1}`,
+	`{"a":1} x`, `{"a":1} `, `{"a":1}}`, `{"a" 1}`, `{"a":1 "b":2}`, `{"a":"b"`, `{"a`, `{`,
+	`{"x":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`,
+	`{"x":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","argumentſ":{"p":"/etc"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","method\u0000":"tools/call"}`,
+	`{"jsonrpc":"2.0","id":1,"\u0069d":2,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"x","arguments":{}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}}`,
+	`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///x"}}`,
+}
+
+// decodedMembers lists an object's members as the strict decoder reads
+// them: unescaped name and raw value.
+func decodedMembers(t *testing.T, obj []byte) (names []string, values []string) {
+	d := jsontext.NewDecoder(bytes.NewReader(obj))
+	if _, err := d.ReadToken(); err != nil {
+		t.Fatal(err)
+	}
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := tok.String()
+		v, err := d.ReadValue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+		values = append(values, string(v))
+	}
+	return names, values
+}
+
+// allStringsPlain reports whether every string in a valid JSON text,
+// member names included, decodes to printable ASCII, tab, LF and CR only.
+func allStringsPlain(t *testing.T, b []byte) bool {
+	d := jsontext.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := d.ReadToken()
+		if err == io.EOF {
+			return true
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.Kind() != '"' {
+			continue
+		}
+		for _, c := range []byte(tok.String()) {
+			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c >= 0x7F {
+				return false
+			}
+		}
+	}
+}
+
+func spanMembers(spans []span) (names []string, values []string) {
+	for _, s := range spans {
+		names = append(names, unquote(s.name))
+		values = append(values, string(s.value))
+	}
+	return names, values
+}
+
+// strictValid is the oracle: go-json-experiment's strict decoder (default
+// options: no duplicate names, valid UTF-8) plus the depth limit.
+func strictValid(b []byte) bool {
+	d := jsontext.NewDecoder(bytes.NewReader(b))
+	if _, err := d.ReadValue(); err != nil {
+		return false
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return false
+	}
+	return scanShape(b).depth <= MaxDepth
+}
+
+// FuzzValidate holds the validator equal to the strict decoder on every
+// input that starts with '{', and its records equal to what the decoder
+// reads.
+func FuzzValidate(f *testing.F) {
+	for _, s := range validatorSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '{' {
+			return
+		}
+		v := validate(b)
+		defer v.release()
+		val := &v.res
+		if want := strictValid(b); val.ok != want {
+			t.Fatalf("validate(%q).ok = %v, strict decoder says %v", b, val.ok, want)
+		}
+		if !val.ok {
+			return
+		}
+		compact := jsontext.Value(bytes.Clone(b))
+		if err := compact.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		if val.whitespace != !bytes.Equal(compact, b) {
+			t.Fatalf("validate(%q).whitespace = %v", b, val.whitespace)
+		}
+		if val.textPlain && !allStringsPlain(t, b) {
+			t.Fatalf("validate(%q).textPlain, but a string holds a character other than printable ASCII, tab, LF, CR", b)
+		}
+		wantNames, wantValues := decodedMembers(t, b)
+		if !val.topOver {
+			gotNames, gotValues := spanMembers(val.top[:val.nTop])
+			if !reflect.DeepEqual(gotNames, wantNames) || !reflect.DeepEqual(gotValues, wantValues) {
+				t.Fatalf("validate(%q) recorded %q %q, decoder read %q %q", b, gotNames, gotValues, wantNames, wantValues)
+			}
+		}
+		for i, name := range wantNames {
+			if name != "params" || wantValues[i][0] != '{' || val.paramsOver {
+				continue
+			}
+			wn, wv := decodedMembers(t, []byte(wantValues[i]))
+			gn, gv := spanMembers(val.params[:val.nParams])
+			if !reflect.DeepEqual(gn, wn) || !reflect.DeepEqual(gv, wv) {
+				t.Fatalf("validate(%q) recorded params %q %q, decoder read %q %q", b, gn, gv, wn, wv)
+			}
+		}
+	})
+}
+
+// FuzzParseFast holds the fast path to the slow one: whatever parseFast
+// accepts, the jsontext path accepts as the same message.
+func FuzzParseFast(f *testing.F) {
+	for _, s := range validatorSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast := parseFast(b)
+		if fast == nil {
+			return
+		}
+		slow, err := parse(b)
+		if err != nil {
+			t.Fatalf("parseFast accepted %q; the strict path refuses it: %v", b, err)
+		}
+		fast.TextPlain = false
+		if !reflect.DeepEqual(normalized(fast), normalized(slow)) {
+			t.Fatalf("parseFast(%q) = %+v, slow path = %+v", b, *fast, *slow)
+		}
+	})
+}
+
+// normalized drops the difference between a nil and an empty slice.
+func normalized(m *Message) Message {
+	c := *m
+	for _, v := range []*jsontext.Value{&c.ID, &c.Params, &c.Result, &c.Error, &c.Arguments, &c.RequestID} {
+		if *v != nil && len(*v) == 0 {
+			*v = jsontext.Value{}
+		}
+	}
+	c.Raw = bytes.Clone(c.Raw)
+	return c
+}
+
+// TestValidatorSeeds runs the fuzz properties over the seeds and checks
+// that the fast path takes the ordinary messages (it would be no use if it
+// fell back on them).
+func TestValidatorSeeds(t *testing.T) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"p":"/a"}}}`,
+		`{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"hi\nthere"}]}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`,
+		`{"params":{"name":"x","arguments":{}},"method":"tools/call","id":7,"jsonrpc":"2.0"}`,
+		`{ "jsonrpc" : "2.0" , "id" : 1 , "method" : "ping" }`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
+	} {
+		m := parseFast([]byte(s))
+		if m == nil {
+			t.Errorf("parseFast(%s) fell back to the slow path", s)
+			continue
+		}
+		if !m.TextPlain {
+			t.Errorf("parseFast(%s): TextPlain false for plain ASCII", s)
+		}
+	}
+	for _, s := range []string{`{"a":"é"}`, `{"a":"\u0041"}`, "{\"a\":\"\x7f\"}", `{"a":"\f"}`} {
+		v := validate([]byte(s))
+		val := v.res
+		v.release()
+		if !val.ok || val.textPlain {
+			t.Errorf("validate(%s): ok=%v textPlain=%v, want ok and not plain", s, val.ok, val.textPlain)
+		}
+	}
+}
