@@ -7,27 +7,35 @@ import (
 )
 
 // parseFast is Parse for the common well-formed message, on the spans one
-// validator pass records. It returns nil whenever the line is refused or
+// validator pass records, into m. It returns false whenever the line is refused or
 // unusual (escaped or unknown envelope names, more members than the
 // validator records, ...); Parse then runs the jsontext slow path, which
-// accepts or explains. When it returns a message, the slow path would have
-// returned the same one (FuzzParseFast holds the two equal).
-func parseFast(line []byte) *Message {
+// accepts or explains. When it returns true, the slow path would have
+// returned the same message (FuzzParseFast holds the two equal).
+func parseFast(m *Message, line []byte) bool {
+	if !parseSpans(m, line) {
+		*m = Message{}
+		return false
+	}
+	return true
+}
+
+func parseSpans(m *Message, line []byte) bool {
 	line = bytes.Trim(line, " \t\r\n")
 	if len(line) == 0 || line[0] != '{' {
-		return nil
+		return false
 	}
 	v := validate(line)
 	defer v.release()
 	val := &v.res
 	if !val.ok || val.topOver {
-		return nil
+		return false
 	}
-	m := &Message{Raw: line, TextPlain: val.textPlain}
+	*m = Message{Raw: line, TextPlain: val.textPlain}
 	var version, method jsontext.Value
 	for _, s := range val.top[:val.nTop] {
 		if s.escapedName {
-			return nil
+			return false
 		}
 		switch string(s.name[1 : len(s.name)-1]) {
 		case "jsonrpc":
@@ -43,58 +51,63 @@ func parseFast(line []byte) *Message {
 		case "error":
 			m.Error = s.value
 		default:
-			return nil
+			return false
 		}
 	}
 	if string(version) != `"2.0"` {
-		return nil
+		return false
 	}
 	if m.ID != nil && checkID(m.ID, method == nil && m.Error != nil) != nil {
-		return nil
+		return false
 	}
 	switch {
 	case method != nil:
 		if m.Result != nil || m.Error != nil || method.Kind() != '"' {
-			return nil
+			return false
 		}
-		m.Method = unquote(method)
+		m.Method = memberName(method, bytes.IndexByte(method, '\\') >= 0, knownMethods)
 		m.Kind = Notification
 		if m.ID != nil {
 			m.Kind = Request
 		}
 		if m.Params != nil {
 			if m.Params.Kind() != '{' || val.paramsOver {
-				return nil
+				return false
 			}
 			for _, s := range val.params[:val.nParams] {
 				name := memberName(s.name, s.escapedName, commonNames)
 				if foldVariant(name, paramsMembers) || m.readParam(name, s.value) != nil {
-					return nil
+					return false
 				}
 			}
 		}
 		if (m.Method == "tools/call" || m.Method == "prompts/get") && m.Kind == Request && m.Name == "" {
-			return nil
+			return false
 		}
 	case m.Result != nil && m.Error != nil:
-		return nil
+		return false
 	case m.Result != nil || m.Error != nil:
 		if m.ID == nil || (m.Error != nil && checkErrorObject(m.Error) != nil) {
-			return nil
+			return false
 		}
 		m.Kind = Response
 	default:
-		return nil
+		return false
 	}
 	if val.whitespace {
 		raw := jsontext.Value(bytes.Clone(line))
 		if raw.Compact() != nil {
-			return nil
+			return false
 		}
 		m.Raw = raw
 	}
-	return m
+	return true
 }
+
+// knownMethods are the methods whose names parsing returns without
+// allocating: the ones a busy session sends most.
+var knownMethods = []string{"tools/call", "notifications/progress", "notifications/message", "ping", "resources/read",
+	"prompts/get", "tools/list", "notifications/cancelled", "completion/complete"}
 
 // memberName decodes a raw (quoted) member name; an unescaped name equal to
 // one of known is returned without allocating.

@@ -40,17 +40,27 @@ func isInteger(v jsontext.Value) bool {
 	return bytes.IndexAny(v, ".eE") < 0
 }
 
-// KeyOf maps an id to a key that is equal for ids a peer treats as equal:
+// Key is an id as a map key, equal for ids a peer treats as equal:
 // strings by their decoded text ("a" and "\u0061" are one id), integers by
-// their text (checkID admits only canonical integer text).
-func KeyOf(id jsontext.Value) string {
+// value (checkID admits only canonical integer text, so that is their text
+// too). An integer id, the usual kind, makes a key without allocating.
+type Key struct {
+	str   string
+	num   int64
+	isStr bool
+}
+
+// KeyOf returns the key of a validated id (the zero Key for anything else).
+func KeyOf(id jsontext.Value) Key {
 	switch id.Kind() {
 	case '"':
-		return "s" + unquote(id)
+		return Key{str: unquote(id), isStr: true}
 	case '0':
-		return "n" + string(id)
+		if n, err := strconv.ParseInt(string(id), 10, 64); err == nil {
+			return Key{num: n}
+		}
 	}
-	return ""
+	return Key{}
 }
 
 // SniffID reads the id of a message that failed strict parsing, so that the

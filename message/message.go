@@ -70,7 +70,7 @@ type Message struct {
 }
 
 // IDKey returns the message's id as a map key (see KeyOf).
-func (m *Message) IDKey() string { return KeyOf(m.ID) }
+func (m *Message) IDKey() Key { return KeyOf(m.ID) }
 
 // Error is why a line was refused. Reason never contains text from the line
 // itself: it is shown to a possibly hostile peer and written to logs.
@@ -88,17 +88,30 @@ func invalid(code int64, reason string) *Error { return &Error{Code: code, Reaso
 // A refused line yields an *Error whose ID is the request id when it can be
 // read unambiguously.
 func Parse(line []byte) (*Message, error) {
-	if m := parseFast(line); m != nil {
-		return m, nil
+	m := new(Message)
+	if err := ParseInto(m, line); err != nil {
+		return nil, err
 	}
-	m, err := parse(line)
+	return m, nil
+}
+
+// ParseInto is Parse into a Message the caller reuses (the relay keeps one
+// per direction, so that a message costs no allocation of its own). On
+// error *m is left zero.
+func ParseInto(m *Message, line []byte) error {
+	if parseFast(m, line) {
+		return nil
+	}
+	slow, err := parse(line)
 	if err != nil {
 		if err.ID == nil {
 			err.ID = SniffID(line)
 		}
-		return nil, err
+		*m = Message{}
+		return err
 	}
-	return m, nil
+	*m = *slow
+	return nil
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}

@@ -133,8 +133,8 @@ func TestParseToolCall(t *testing.T) {
 	if string(m.Params) != `{"name":"run_tests","arguments":{"testArgs":["-v"]}}` {
 		t.Errorf("params %s", m.Params)
 	}
-	if m.Name != "run_tests" || string(m.Arguments) != `{"testArgs":["-v"]}` || m.IDKey() != "n7" {
-		t.Errorf("name %q arguments %s key %q", m.Name, m.Arguments, m.IDKey())
+	if m.Name != "run_tests" || string(m.Arguments) != `{"testArgs":["-v"]}` || m.IDKey() != KeyOf([]byte("7")) {
+		t.Errorf("name %q arguments %s key %v", m.Name, m.Arguments, m.IDKey())
 	}
 	// params before method: the two-pass path.
 	m, err = Parse([]byte(`{"jsonrpc":"2.0","params":{"name":"x","arguments":{"a":1}},"id":7,"method":"tools/call"}`))
@@ -146,7 +146,7 @@ func TestParseToolCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.URI != "file:///x" || m.IDKey() != KeyOf([]byte(`"a"`)) {
-		t.Errorf("uri %q key %q", m.URI, m.IDKey())
+		t.Errorf("uri %q key %v", m.URI, m.IDKey())
 	}
 }
 

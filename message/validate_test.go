@@ -170,8 +170,11 @@ func FuzzParseFast(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fast := parseFast(b)
-		if fast == nil {
+		fast := new(Message)
+		if !parseFast(fast, b) {
+			if !reflect.DeepEqual(*fast, Message{}) {
+				t.Fatalf("parseFast(%q) fell back but left %+v", b, *fast)
+			}
 			return
 		}
 		slow, err := parse(b)
@@ -209,8 +212,8 @@ func TestValidatorSeeds(t *testing.T) {
 		`{ "jsonrpc" : "2.0" , "id" : 1 , "method" : "ping" }`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
 	} {
-		m := parseFast([]byte(s))
-		if m == nil {
+		m := new(Message)
+		if !parseFast(m, []byte(s)) {
 			t.Errorf("parseFast(%s) fell back to the slow path", s)
 			continue
 		}

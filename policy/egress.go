@@ -25,6 +25,9 @@ import (
 // read them as text.
 func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
 	raw := m.Raw
+	// The parser's one pass already knows, for most messages, that no
+	// string holds anything text could change (it applies to m.Raw only).
+	plain := m.TextPlain
 	var rewrites []Rewrite
 	if call != nil && m.Kind == message.Response && m.Result != nil {
 		switch call.Method {
@@ -33,13 +36,14 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 			if raw, rewrites, err = s.toolsList(m); err != nil {
 				return nil, nil, err
 			}
+			plain = false
 		}
 	}
 	var rules []*egressRule
 	if call != nil && call.Method == "tools/call" && m.Result != nil {
 		rules = s.p.egressFor(call.Tool)
 	}
-	if len(rules) == 0 && !rawNeedsText(raw) {
+	if len(rules) == 0 && (plain || !rawNeedsText(raw)) {
 		return raw, rewrites, nil
 	}
 	out, more, err := rewriteStrings(raw, rules)

@@ -162,6 +162,12 @@ func FuzzRawNeedsText(f *testing.F) {
 		if got, want := rawNeedsText(q), canon.NeedsText([]byte(s)); got != want {
 			t.Fatalf("rawNeedsText(%q) = %v, canon.NeedsText = %v", q, got, want)
 		}
+		// The parser's TextPlain lets Egress skip rawNeedsText: it must
+		// never be set on a message that text would change.
+		line := `{"jsonrpc":"2.0","id":1,"result":{"t":` + string(q) + `}}`
+		if m, err := message.Parse([]byte(line)); err == nil && m.TextPlain && canon.NeedsText([]byte(s)) {
+			t.Fatalf("TextPlain set on %s, which text changes", line)
+		}
 		// The same with every rune \u-escaped, as some servers write.
 		var esc []byte
 		esc = append(esc, '"')

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpguard/mcpguard/message"
 	"github.com/mcpguard/mcpguard/policy"
 )
 
@@ -33,15 +34,15 @@ type inFlight struct {
 // reply: nothing waits forever.
 type pendingTable struct {
 	mu     sync.Mutex
-	calls  map[string]inFlight
+	calls  map[message.Key]inFlight
 	closed bool
 }
 
 func newPendingTable() *pendingTable {
-	return &pendingTable{calls: make(map[string]inFlight)}
+	return &pendingTable{calls: make(map[message.Key]inFlight)}
 }
 
-func (p *pendingTable) add(key string, f inFlight) error {
+func (p *pendingTable) add(key message.Key, f inFlight) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -57,7 +58,7 @@ func (p *pendingTable) add(key string, f inFlight) error {
 	return nil
 }
 
-func (p *pendingTable) take(key string) (inFlight, bool) {
+func (p *pendingTable) take(key message.Key) (inFlight, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f, ok := p.calls[key]

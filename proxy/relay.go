@@ -167,6 +167,7 @@ func Run(cfg Config) int {
 // its side, then stops the server.
 func (r *relay) ingress() {
 	lines := newLineReader(r.cfg.Stdin, r.cfg.MaxRequestBytes)
+	var m message.Message // reused: nothing keeps a message past its turn
 	for {
 		if !lines.hasLine() {
 			r.flushToServer()
@@ -184,12 +185,11 @@ func (r *relay) ingress() {
 		case isBlank(line):
 			continue
 		}
-		m, perr := message.Parse(line)
-		if perr != nil {
+		if perr := message.ParseInto(&m, line); perr != nil {
 			r.refuse(perr.(*message.Error), line)
 			continue
 		}
-		r.fromAgent(m)
+		r.fromAgent(&m)
 	}
 }
 
@@ -310,6 +310,7 @@ func (r *relay) logVerdict(m *message.Message, v policy.Verdict) {
 // output ends.
 func (r *relay) egress() {
 	lines := newLineReader(r.server.stdout, r.cfg.MaxResponseBytes)
+	var m message.Message // reused, as in ingress
 	for {
 		if !lines.hasLine() {
 			r.flushToAgent()
@@ -324,12 +325,11 @@ func (r *relay) egress() {
 		case isBlank(line):
 			continue
 		}
-		m, perr := message.Parse(line)
-		if perr != nil {
+		if perr := message.ParseInto(&m, line); perr != nil {
 			r.dropFromServer(perr.(*message.Error).ID, "unparseable message from the server: "+perr.Error())
 			continue
 		}
-		r.fromServer(m)
+		r.fromServer(&m)
 	}
 }
 
