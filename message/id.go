@@ -2,7 +2,6 @@ package message
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -22,7 +21,7 @@ func checkID(id jsontext.Value, errorResponse bool) *Error {
 		return nil
 	case '0':
 		if isInteger(id) {
-			if n, err := strconv.ParseInt(string(id), 10, 64); err == nil && n >= -maxSafeInteger && n <= maxSafeInteger && string(id) != "-0" {
+			if _, ok := safeInteger(id); ok {
 				return nil
 			}
 			return invalid(jsonrpc2.CodeInvalidRequest, "id is an integer beyond ±(2^53-1)")
@@ -35,6 +34,34 @@ func checkID(id jsontext.Value, errorResponse bool) *Error {
 	return invalid(jsonrpc2.CodeInvalidRequest, "id must be a string or an integer")
 }
 
+// safeInteger returns the value of a JSON integer (valid number text
+// without fraction or exponent) within ±maxSafeInteger; "-0" is refused,
+// since peers that read it as 0 and those that keep "-0" would disagree on
+// which request a reply answers.
+func safeInteger(v jsontext.Value) (int64, bool) {
+	digits := v
+	if len(v) > 0 && v[0] == '-' {
+		digits = v[1:]
+	}
+	if len(digits) == 0 || len(digits) > 16 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if n > maxSafeInteger || string(v) == "-0" {
+		return 0, false
+	}
+	if len(digits) != len(v) {
+		n = -n
+	}
+	return n, true
+}
+
 // isInteger reports whether a JSON number is written without fraction or exponent.
 func isInteger(v jsontext.Value) bool {
 	return bytes.IndexAny(v, ".eE") < 0
@@ -45,19 +72,19 @@ func isInteger(v jsontext.Value) bool {
 // value (checkID admits only canonical integer text, so that is their text
 // too). An integer id, the usual kind, makes a key without allocating.
 type Key struct {
-	str   string
-	num   int64
-	isStr bool
+	Str      string // a string id's decoded text
+	Num      int64  // an integer id's value
+	IsString bool
 }
 
 // KeyOf returns the key of a validated id (the zero Key for anything else).
 func KeyOf(id jsontext.Value) Key {
 	switch id.Kind() {
 	case '"':
-		return Key{str: unquote(id), isStr: true}
+		return Key{Str: unquote(id), IsString: true}
 	case '0':
-		if n, err := strconv.ParseInt(string(id), 10, 64); err == nil {
-			return Key{num: n}
+		if n, ok := safeInteger(id); ok {
+			return Key{Num: n}
 		}
 	}
 	return Key{}

@@ -226,3 +226,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestSafeInteger(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		n  int64
+		ok bool
+	}{
+		{"0", 0, true}, {"7", 7, true}, {"-7", -7, true}, {"9007199254740991", 1<<53 - 1, true},
+		{"-9007199254740991", -(1<<53 - 1), true}, {"9007199254740992", 0, false}, {"-9007199254740992", 0, false},
+		{"99999999999999999", 0, false}, {"-0", 0, false}, {"01", 0, false}, {"-", 0, false}, {"", 0, false}, {"1.0", 0, false},
+	} {
+		n, ok := safeInteger([]byte(c.in))
+		if n != c.n || ok != c.ok {
+			t.Errorf("safeInteger(%s) = %d, %v; want %d, %v", c.in, n, ok, c.n, c.ok)
+		}
+	}
+}

@@ -100,7 +100,12 @@ func validate(line []byte) *validator {
 // release drops every reference into the line and returns v to the pool.
 func (v *validator) release() {
 	clear(v.names[:cap(v.names)])
-	*v = validator{names: v.names[:0]}
+	clear(v.res.top[:v.res.nTop])
+	clear(v.res.params[:v.res.nParams])
+	r := &v.res
+	r.ok, r.whitespace, r.textPlain = false, false, false
+	r.nTop, r.nParams, r.topOver, r.paramsOver = 0, 0, false, false
+	v.b, v.depth, v.names, v.serial, v.bigObjs = nil, 0, v.names[:0], 0, nil
 	validators.Put(v)
 }
 

@@ -3,7 +3,6 @@ package proxy
 import (
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -24,23 +23,27 @@ var (
 
 // inFlight is a request from the agent that the server has not answered.
 type inFlight struct {
-	id    jsontext.Value
-	call  policy.Call
-	start time.Time
+	id   jsontext.Value
+	call policy.Call
 }
 
 // pendingTable tracks the agent's requests in flight, keyed by id. When the
 // server goes away, close hands every one of them back so each gets an error
 // reply: nothing waits forever.
 type pendingTable struct {
-	mu     sync.Mutex
-	calls  map[message.Key]inFlight
+	mu sync.Mutex
+	// Integer ids (what clients send) and string ids in maps of their
+	// own: hashing an int64 is cheaper than hashing a struct with a string.
+	nums   map[int64]inFlight
+	strs   map[string]inFlight
 	closed bool
 }
 
 func newPendingTable() *pendingTable {
-	return &pendingTable{calls: make(map[message.Key]inFlight)}
+	return &pendingTable{nums: make(map[int64]inFlight), strs: make(map[string]inFlight)}
 }
+
+func (p *pendingTable) size() int { return len(p.nums) + len(p.strs) }
 
 func (p *pendingTable) add(key message.Key, f inFlight) error {
 	p.mu.Lock()
@@ -48,22 +51,34 @@ func (p *pendingTable) add(key message.Key, f inFlight) error {
 	switch {
 	case p.closed:
 		return errGone
-	case len(p.calls) >= maxInFlight:
+	case p.size() >= maxInFlight:
 		return errTooMany
 	}
-	if _, dup := p.calls[key]; dup {
+	if key.IsString {
+		if _, dup := p.strs[key.Str]; dup {
+			return errDuplicateID
+		}
+		p.strs[key.Str] = f
+		return nil
+	}
+	if _, dup := p.nums[key.Num]; dup {
 		return errDuplicateID
 	}
-	p.calls[key] = f
+	p.nums[key.Num] = f
 	return nil
 }
 
 func (p *pendingTable) take(key message.Key) (inFlight, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	f, ok := p.calls[key]
-	if ok {
-		delete(p.calls, key)
+	var f inFlight
+	var ok bool
+	if key.IsString {
+		if f, ok = p.strs[key.Str]; ok {
+			delete(p.strs, key.Str)
+		}
+	} else if f, ok = p.nums[key.Num]; ok {
+		delete(p.nums, key.Num)
 	}
 	return f, ok
 }
@@ -73,10 +88,14 @@ func (p *pendingTable) close() []inFlight {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	out := make([]inFlight, 0, len(p.calls))
-	for k, f := range p.calls {
+	out := make([]inFlight, 0, p.size())
+	for _, f := range p.nums {
 		out = append(out, f)
-		delete(p.calls, k)
 	}
+	for _, f := range p.strs {
+		out = append(out, f)
+	}
+	clear(p.nums)
+	clear(p.strs)
 	return out
 }
