@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"sync"
+
 	"github.com/go-json-experiment/json"
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -188,26 +190,28 @@ func (r *ingressRule) appliesTo(method, name string) bool {
 // the arguments, which makes non-string values at selected fields
 // legitimate (the check has nothing to say about a number).
 func (s *Session) checkArgs(method, name string, args any, validated bool) *message.Rejection {
+	w := walkers.Get().(*walker)
+	defer w.release()
+	w.tool, w.validated = name, validated
 	for _, r := range s.p.rulesFor(method, name) {
 		for _, sel := range r.fields {
-			if rej := r.judgeAll(sel, args, name, validated, false); rej != nil {
+			if rej := w.judgeSelector(r, sel, args, false); rej != nil {
 				// Walk again in member order so the reported failure does
 				// not depend on map order.
-				return r.judgeAll(sel, args, name, validated, true)
+				return w.judgeSelector(r, sel, args, true)
 			}
 		}
 	}
 	return nil
 }
 
-func (r *ingressRule) judgeAll(sel Selector, args any, tool string, validated, sorted bool) *message.Rejection {
-	var rej *message.Rejection
-	named := sel.endsInName()
-	sel.each(args, sorted, func(mt match) bool {
-		rej = r.judge(mt, tool, validated, named, sorted)
-		return rej == nil
-	})
-	return rej
+var walkers = sync.Pool{New: func() any { return &walker{path: make([]pathElem, 0, 8)} }}
+
+// release drops what the walker holds of one evaluation and pools it.
+func (w *walker) release() {
+	clear(w.path[:cap(w.path)])
+	*w = walker{path: w.path[:0]}
+	walkers.Put(w)
 }
 
 // judge applies the rule's check to one selected value.
@@ -221,19 +225,21 @@ func (r *ingressRule) judgeAll(sel Selector, args any, tool string, validated, s
 // element; if nothing inside fails, a container where the selector named a
 // single field (`path`, `args[1]`) is still type confusion without a
 // schema, while one reached by a wildcard (`*`, `args[*]`) passes.
-func (r *ingressRule) judge(mt match, tool string, validated, named, sorted bool) *message.Rejection {
+func (w *walker) judge(mt match) *message.Rejection {
+	r, tool, validated := w.rule, w.tool, w.validated
 	var f *rules.Finding
 	if s, ok := mt.text(); ok {
 		f = r.check.Check(s)
 	} else {
 		switch v := mt.value.(type) {
 		case map[string]any, []any:
-			var rej *message.Rejection
-			w := walker{path: mt.path, sorted: sorted, fn: func(in match) bool {
-				rej = r.judge(in, tool, validated, false, sorted)
-				return rej == nil
-			}}
+			// Search the container with the same walker: every string
+			// inside is judged as an element, not as a named field.
+			named := w.named
+			w.named = false
 			w.allStrings(v)
+			rej := w.rej
+			w.named, w.rej = named, nil
 			if rej != nil || validated || !named {
 				return rej
 			}

@@ -2,6 +2,9 @@ package policy
 
 import (
 	"fmt"
+
+	"github.com/mcpguard/mcpguard/message"
+
 	"sort"
 	"strconv"
 	"strings"
@@ -126,30 +129,36 @@ func (m match) text() (string, bool) {
 	return s, ok
 }
 
-// each calls fn for every value of v the selector reaches until fn
-// returns false. With sorted, object members are visited in name order, so
-// the first failure is the same on every run; without, in map order, which
-// costs no allocation (the evaluator walks unsorted and walks again sorted
-// only to report a failure).
-func (s Selector) each(v any, sorted bool, fn func(m match) bool) {
-	w := walker{fn: fn, sorted: sorted}
-	w.path = w.buf[:0]
-	w.walk(s.segs, v)
+// walker walks selectors over decoded arguments and judges every value
+// they reach with one rule; the first rejection stops the walk. One walker
+// serves a whole evaluation (reset per rule and selector) so that judging
+// a call does not allocate per value. With sorted, object members are
+// visited in name order, so the first failure is the same on every run;
+// without, in map order, which costs no allocation (the evaluator walks
+// unsorted and walks again sorted only to report a failure).
+type walker struct {
+	rule      *ingressRule
+	tool      string
+	validated bool // a JSON Schema accepted the arguments
+	named     bool // the selector names one field: a container there is type confusion
+	sorted    bool
+	rej       *message.Rejection
+	path      []pathElem
 }
 
-type walker struct {
-	fn     func(match) bool
-	path   []pathElem
-	buf    [8]pathElem
-	sorted bool
-	stop   bool
+// judgeSelector walks sel over args with rule r and returns the first
+// rejection.
+func (w *walker) judgeSelector(r *ingressRule, sel Selector, args any, sorted bool) *message.Rejection {
+	w.rule, w.named, w.sorted, w.rej, w.path = r, sel.endsInName(), sorted, nil, w.path[:0]
+	w.walk(sel.segs, args)
+	return w.rej
 }
 
 // keys returns the member names of m, sorted when the walk is.
 func (w *walker) keys(m map[string]any, fn func(k string)) {
 	if !w.sorted {
 		for k := range m {
-			if w.stop {
+			if w.rej != nil {
 				return
 			}
 			fn(k)
@@ -157,7 +166,7 @@ func (w *walker) keys(m map[string]any, fn func(k string)) {
 		return
 	}
 	for _, k := range sortedKeys(m) {
-		if w.stop {
+		if w.rej != nil {
 			return
 		}
 		fn(k)
@@ -167,14 +176,14 @@ func (w *walker) keys(m map[string]any, fn func(k string)) {
 // emit reports a value; v is passed as the interface it already is, so
 // no string is boxed again.
 func (w *walker) emit(v any) {
-	if !w.stop && !w.fn(match{path: w.path, value: v}) {
-		w.stop = true
+	if w.rej == nil {
+		w.rej = w.judge(match{path: w.path, value: v})
 	}
 }
 
 func (w *walker) emitName(k string) {
-	if !w.stop && !w.fn(match{path: w.path, name: k, isName: true}) {
-		w.stop = true
+	if w.rej == nil {
+		w.rej = w.judge(match{path: w.path, name: k, isName: true})
 	}
 }
 
@@ -185,7 +194,7 @@ func (w *walker) into(e pathElem, segs []segment, v any) {
 }
 
 func (w *walker) walk(segs []segment, v any) {
-	if w.stop {
+	if w.rej != nil {
 		return
 	}
 	if len(segs) == 0 {
