@@ -3,6 +3,7 @@ package message
 import (
 	"bytes"
 	"encoding/binary"
+	"hash/maphash"
 	"math/bits"
 	"sync"
 	"unicode/utf16"
@@ -65,18 +66,20 @@ type validator struct {
 	res   validation
 	depth int
 
-	// Duplicate detection: the names of the objects being read, innermost
-	// last; an object with many members switches to a map keyed by the
-	// object's serial number.
+	// Duplicate detection: the names of the small objects being read,
+	// innermost last; an object with more members than smallObject
+	// switches to a set of seeded name hashes (8 bytes a member, not a copy
+	// of every name: a hostile 64 MiB object of tiny members must not cost
+	// gigabytes). Two names with one hash, a duplicate or (never, in
+	// practice) a collision, send the line to the slow path, which decides
+	// exactly.
 	names   [][]byte
 	serial  int
-	bigObjs map[objName]struct{}
+	hashes  map[uint64]struct{}
+	scratch []byte // an escaped name, unescaped
 }
 
-type objName struct {
-	obj  int
-	name string
-}
+var nameSeed = maphash.MakeSeed()
 
 // smallObject is how many members an object may have before its names are
 // looked up in a map rather than compared one by one.
@@ -105,7 +108,7 @@ func (v *validator) release() {
 	r := &v.res
 	r.ok, r.whitespace, r.textPlain = false, false, false
 	r.nTop, r.nParams, r.topOver, r.paramsOver = 0, 0, false, false
-	v.b, v.depth, v.names, v.serial, v.bigObjs = nil, 0, v.names[:0], 0, nil
+	v.b, v.depth, v.names, v.serial, v.hashes = nil, 0, v.names[:0], 0, nil
 	validators.Put(v)
 }
 
@@ -252,7 +255,7 @@ func (v *validator) object(i int, record int) (int, bool) {
 		v.depth--
 		return i + 1, true
 	}
-	for {
+	for members := 0; ; members++ {
 		if i >= len(v.b) || v.b[i] != '"' {
 			return i, false
 		}
@@ -262,7 +265,7 @@ func (v *validator) object(i int, record int) (int, bool) {
 			return end, false
 		}
 		name := v.b[nameStart:end]
-		if !v.newName(name, escaped, first, serial) {
+		if !v.newName(name, escaped, first, serial, members) {
 			return nameStart, false
 		}
 		i = v.space(end)
@@ -321,42 +324,50 @@ func (v *validator) note(record int, s span) {
 	}
 }
 
-// newName adds a member name (raw, quoted) of the object whose names start
-// at first, and reports false if the object already has a member of that
-// name once unescaped.
-func (v *validator) newName(raw []byte, escaped bool, first, serial int) bool {
+// newName adds the name (raw, quoted) of the object's next member, the
+// object's names so far being v.names[first:] (members of them, or a
+// hash set past smallObject), and reports false if the object already has
+// a member of that name once unescaped.
+func (v *validator) newName(raw []byte, escaped bool, first, serial, members int) bool {
 	key := raw[1 : len(raw)-1]
 	if escaped {
 		var err error
-		if key, err = jsontext.AppendUnquote(nil, raw); err != nil {
+		if v.scratch, err = jsontext.AppendUnquote(v.scratch[:0], raw); err != nil {
 			return false
 		}
+		key = v.scratch
 	}
-	n := len(v.names) - first
-	switch {
-	case n < smallObject:
+	if members < smallObject {
 		for _, prev := range v.names[first:] {
 			if bytes.Equal(prev, key) {
 				return false
 			}
 		}
-	case n == smallObject:
-		if v.bigObjs == nil {
-			v.bigObjs = make(map[objName]struct{})
+		if escaped {
+			key = bytes.Clone(key)
+		}
+		v.names = append(v.names, key)
+		return true
+	}
+	if members == smallObject {
+		if v.hashes == nil {
+			v.hashes = make(map[uint64]struct{})
 		}
 		for _, prev := range v.names[first:] {
-			v.bigObjs[objName{serial, string(prev)}] = struct{}{}
+			v.hashes[nameHash(prev, serial)] = struct{}{}
 		}
-		fallthrough
-	default:
-		k := objName{serial, string(key)}
-		if _, dup := v.bigObjs[k]; dup {
-			return false
-		}
-		v.bigObjs[k] = struct{}{}
 	}
-	v.names = append(v.names, key)
+	h := nameHash(key, serial)
+	if _, seen := v.hashes[h]; seen {
+		return false
+	}
+	v.hashes[h] = struct{}{}
 	return true
+}
+
+// nameHash is a member name's hash, mixed with its object's serial number.
+func nameHash(name []byte, serial int) uint64 {
+	return maphash.Bytes(nameSeed, name) ^ uint64(serial)*0x9E3779B97F4A7C15
 }
 
 const (

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,6 +29,8 @@ var validatorSeeds = []string{
 	`{"a":{"b":1},"b":{"b":1}}`,
 	`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k3":7}`,
 	`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k17":7}`,
+	`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k\u0033":7}`,
+	`{"k0":{"a":1,"b":{"a":1}},"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":{"k16":1,"k0":2}}`,
 	`{"a":"\ud800"}`, `{"a":"\udc00"}`, `{"a":"\ud800\udc00"}`, `{"a":"\ud800\ud800"}`, `{"a":"\ud800\u0041"}`, `{"a":"\uD83D\uDE00"}`,
 	"{\"a\":\"\xff\"}", "{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xc0\xaf\"}", "{\"a\":\"\xef\xbf\xbd\"}", "{\"a\":\"\xf4\x90\x80\x80\"}",
 	"{\"a\":\"\x7f\"}", "{\"a\":\"\x1f\"}", "{\"a\":\"\t\"}",
@@ -228,5 +232,39 @@ func TestValidatorSeeds(t *testing.T) {
 		if !val.ok || val.textPlain {
 			t.Errorf("validate(%s): ok=%v textPlain=%v, want ok and not plain", s, val.ok, val.textPlain)
 		}
+	}
+}
+
+// TestParseMemoryManyMembers: a hostile 16 MiB object of two million tiny
+// members must not cost more than the relay's memory bound (3x the message
+// + 32 MiB) to check for duplicate names; copying every name into a map
+// cost 25x.
+func TestParseMemoryManyMembers(t *testing.T) {
+	b := []byte(`{"jsonrpc":"2.0","id":1,"result":{`)
+	for i := 0; len(b) < 16<<20; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"', 'k')
+		b = strconv.AppendInt(b, int64(i), 36)
+		b = append(b, `":0`...)
+	}
+	b = append(b, "}}"...)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var m Message
+	err := ParseInto(&m, b)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, bound := after.TotalAlloc-before.TotalAlloc, uint64(3*len(b)+32<<20); used > bound {
+		t.Fatalf("parsing a %d-byte object of tiny members allocated %d bytes, over %d", len(b), used, bound)
+	}
+	// The same object with its last member repeated (escaped) is refused.
+	dup := append(bytes.Clone(b[:len(b)-2]), `,"\u006b0":1}}`...)
+	if err := ParseInto(&m, dup); err == nil {
+		t.Fatal("a duplicate name among two million members was not refused")
 	}
 }
