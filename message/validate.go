@@ -32,9 +32,8 @@ import (
 // span is a member of an object recorded by the validator: the raw name
 // (quotes included) and the raw value.
 type span struct {
-	name, value   []byte
-	escapedName   bool
-	valueIsObject bool
+	name, value []byte
+	escapedName bool
 }
 
 // maxTopMembers and maxParamsMembers bound what the validator records; a
@@ -221,24 +220,31 @@ func (v *validator) array(i int) (int, bool) {
 		return i + 1, true
 	}
 	for {
-		var ok bool
+		var ok, more bool
 		if i, ok = v.value(i); !ok {
 			return i, false
 		}
-		i = v.space(i)
-		if i >= len(v.b) {
-			return i, false
-		}
-		switch v.b[i] {
-		case ',':
-			i = v.space(i + 1)
-		case ']':
-			v.depth--
-			return i + 1, true
-		default:
-			return i, false
+		if i, more, ok = v.afterValue(i, ']'); !ok || !more {
+			return i, ok
 		}
 	}
+}
+
+// afterValue reads what follows an element or a member: a comma, after
+// which more must follow, or the closing bracket.
+func (v *validator) afterValue(i int, closer byte) (next int, more, ok bool) {
+	i = v.space(i)
+	if i >= len(v.b) {
+		return i, false, false
+	}
+	switch v.b[i] {
+	case ',':
+		return v.space(i + 1), true, true
+	case closer:
+		v.depth--
+		return i + 1, false, true
+	}
+	return i, false, false
 }
 
 func (v *validator) object(i int, record int) (int, bool) {
@@ -286,19 +292,10 @@ func (v *validator) object(i int, record int) (int, bool) {
 		if !ok {
 			return i, false
 		}
-		v.note(record, span{name: name, value: v.b[valueStart:i], escapedName: escaped, valueIsObject: v.b[valueStart] == '{'})
-		i = v.space(i)
-		if i >= len(v.b) {
-			return i, false
-		}
-		switch v.b[i] {
-		case ',':
-			i = v.space(i + 1)
-		case '}':
-			v.depth--
-			return i + 1, true
-		default:
-			return i, false
+		v.note(record, span{name: name, value: v.b[valueStart:i], escapedName: escaped})
+		var more bool
+		if i, more, ok = v.afterValue(i, '}'); !ok || !more {
+			return i, ok
 		}
 	}
 }
