@@ -71,20 +71,23 @@ func isInteger(v jsontext.Value) bool {
 // strings by their decoded text ("a" and "\u0061" are one id), integers by
 // value (checkID admits only canonical integer text, so that is their text
 // too). An integer id, the usual kind, makes a key without allocating.
+// null and anything else that is not an id make a key that is not Valid:
+// it matches no request (a null-id error reply answers none in particular).
 type Key struct {
 	Str      string // a string id's decoded text
 	Num      int64  // an integer id's value
 	IsString bool
+	Valid    bool
 }
 
-// KeyOf returns the key of a validated id (the zero Key for anything else).
+// KeyOf returns the key of a validated id.
 func KeyOf(id jsontext.Value) Key {
 	switch id.Kind() {
 	case '"':
-		return Key{Str: unquote(id), IsString: true}
+		return Key{Str: unquote(id), IsString: true, Valid: true}
 	case '0':
 		if n, ok := safeInteger(id); ok {
-			return Key{Num: n}
+			return Key{Num: n, Valid: true}
 		}
 	}
 	return Key{}

@@ -2,12 +2,11 @@ package policy
 
 import (
 	"fmt"
-
-	"github.com/mcpguard/mcpguard/message"
-
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mcpguard/mcpguard/message"
 )
 
 type segmentKind uint8

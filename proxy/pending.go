@@ -19,6 +19,7 @@ var (
 	errDuplicateID = errors.New("a request with this id is already in flight")
 	errTooMany     = errors.New("too many requests in flight")
 	errGone        = errors.New("the MCP server has exited")
+	errNoID        = errors.New("a request without a usable id")
 )
 
 // inFlight is a request from the agent that the server has not answered.
@@ -53,6 +54,8 @@ func (p *pendingTable) add(key message.Key, f inFlight) error {
 		return errGone
 	case p.size() >= maxInFlight:
 		return errTooMany
+	case !key.Valid:
+		return errNoID
 	}
 	if key.IsString {
 		if _, dup := p.strs[key.Str]; dup {
@@ -73,12 +76,16 @@ func (p *pendingTable) take(key message.Key) (inFlight, bool) {
 	defer p.mu.Unlock()
 	var f inFlight
 	var ok bool
-	if key.IsString {
+	switch {
+	case !key.Valid:
+	case key.IsString:
 		if f, ok = p.strs[key.Str]; ok {
 			delete(p.strs, key.Str)
 		}
-	} else if f, ok = p.nums[key.Num]; ok {
-		delete(p.nums, key.Num)
+	default:
+		if f, ok = p.nums[key.Num]; ok {
+			delete(p.nums, key.Num)
+		}
 	}
 	return f, ok
 }

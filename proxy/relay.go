@@ -269,7 +269,7 @@ func (r *relay) fromAgent(m *message.Message) {
 	}
 	key := m.IDKey()
 	if err := r.pending.add(key, inFlight{id: m.ID.Clone(), call: policy.Call{Method: m.Method, Tool: m.Name}}); err != nil {
-		if err == errDuplicateID {
+		if err == errDuplicateID || err == errNoID {
 			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
 			return
 		}
