@@ -38,6 +38,7 @@ type ingressV1 struct {
 	Remediation   string   `json:"remediation"`
 	Long          []string `json:"long"`
 	ShortPrefixes []string `json:"short_prefixes"`
+	Abbreviations *bool    `json:"abbreviations"`
 	Pattern       string   `json:"pattern"`
 	Code          string   `json:"code"`
 	Roots         []string `json:"roots"`
@@ -221,7 +222,13 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 	}
 	switch r.Check {
 	case "dangerous_flags":
-		rule.check, err = rules.NewDangerousFlags(r.Long, r.ShortPrefixes)
+		var flags *rules.DangerousFlags
+		if flags, err = rules.NewDangerousFlags(r.Long, r.ShortPrefixes); err == nil {
+			if r.Abbreviations != nil && !*r.Abbreviations {
+				flags.WithoutAbbreviations()
+			}
+			rule.check = flags
+		}
 		rule.code = rules.CodeDangerousFlag
 	case "shell_metachars":
 		rule.check, rule.code = rules.NewShellMetachars(), rules.CodeShellMetachar

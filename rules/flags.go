@@ -43,6 +43,21 @@ import (
 type DangerousFlags struct {
 	long  []longFlag
 	short []shortFlag
+	// exactLong refuses long flags only when spelled whole, for tools whose
+	// parser does not accept abbreviations (Go's flag package); see
+	// WithoutAbbreviations.
+	exactLong bool
+}
+
+// WithoutAbbreviations makes d refuse a listed long flag only when it is
+// spelled whole (in any of the other spellings): --cover then passes where
+// --coverprofile is listed. Only for tools that do not accept
+// abbreviations, such as those parsing flags with Go's flag package;
+// argparse and getopt_long read --cover as --coverprofile when it is the
+// only flag that starts so.
+func (d *DangerousFlags) WithoutAbbreviations() *DangerousFlags {
+	d.exactLong = true
+	return d
 }
 
 type longFlag struct {
@@ -139,7 +154,7 @@ func (d *DangerousFlags) checkWord(w string) *Finding {
 		}
 		if n := foldLong(name); len(n) >= 2 {
 			for _, l := range d.long {
-				if strings.HasPrefix(l.name, n) {
+				if l.name == n || (!d.exactLong && strings.HasPrefix(l.name, n)) {
 					return flagFinding(l.listed)
 				}
 			}

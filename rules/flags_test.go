@@ -207,3 +207,24 @@ func assertNoEcho(t *testing.T, f *Finding, value string, policyText ...string) 
 		}
 	}
 }
+
+// TestDangerousFlagsWithoutAbbreviations: for tools that do not abbreviate,
+// the whole flag is still refused in every spelling, and only the benign
+// flags it extends pass.
+func TestDangerousFlagsWithoutAbbreviations(t *testing.T) {
+	d, err := NewDangerousFlags([]string{"--coverprofile", "--exec"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.WithoutAbbreviations()
+	for _, v := range []string{"--coverprofile", "-coverprofile=x", "--COVERPROFILE", "\u2014coverprofile", "-v --exec=/bin/sh", "--ex\u00adec"} {
+		if d.Check(v) == nil {
+			t.Errorf("%q passed", v)
+		}
+	}
+	for _, v := range []string{"-cover", "--cover", "--coverp", "--ex", "-exe", "--count=3"} {
+		if f := d.Check(v); f != nil {
+			t.Errorf("%q refused: %s", v, f.Reason)
+		}
+	}
+}
