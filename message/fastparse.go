@@ -28,12 +28,12 @@ func parseSpans(m *Message, line []byte) bool {
 	v := validate(line)
 	defer v.release()
 	val := &v.res
-	if !val.ok || val.top.over {
+	if !val.ok || val.topOver {
 		return false
 	}
 	*m = Message{Raw: line, TextPlain: val.textPlain}
 	var version, method jsontext.Value
-	for _, s := range val.top.spans {
+	for _, s := range val.top[:val.nTop] {
 		if s.escapedName {
 			return false
 		}
@@ -71,10 +71,10 @@ func parseSpans(m *Message, line []byte) bool {
 			m.Kind = Request
 		}
 		if m.Params != nil {
-			if m.Params.Kind() != '{' || val.params.over {
+			if m.Params.Kind() != '{' || val.paramsOver {
 				return false
 			}
-			for _, s := range val.params.spans {
+			for _, s := range val.params[:val.nParams] {
 				name := memberName(s.name, s.escapedName, commonNames)
 				if foldVariant(name, paramsMembers) || m.readParam(name, s.value) != nil {
 					return false

@@ -52,28 +52,10 @@ type validation struct {
 	// change any of them.
 	textPlain bool
 
-	top, params memberList // the envelope's members and params'
-}
-
-// memberList is the members of one object, as many as its fixed backing
-// array holds: recording never allocates.
-type memberList struct {
-	spans []span
-	over  bool // the object has more members than were recorded
-}
-
-func (l *memberList) add(s span) {
-	if len(l.spans) == cap(l.spans) {
-		l.over = true
-		return
-	}
-	l.spans = append(l.spans, s)
-}
-
-// reset empties l, dropping its references into the line.
-func (l *memberList) reset() {
-	clear(l.spans)
-	l.spans, l.over = l.spans[:0], false
+	top                 [maxTopMembers]span
+	params              [maxParamsMembers]span
+	nTop, nParams       int
+	topOver, paramsOver bool
 }
 
 // validator is the state of one pass; validators are pooled so that the
@@ -82,9 +64,6 @@ type validator struct {
 	b     []byte
 	res   validation
 	depth int
-
-	topSpans    [maxTopMembers]span // behind res.top
-	paramsSpans [maxParamsMembers]span
 
 	// Duplicate detection: the names of the small objects being read,
 	// innermost last; an object with more members than smallObject
@@ -105,12 +84,7 @@ var nameSeed = maphash.MakeSeed()
 // looked up in a map rather than compared one by one.
 const smallObject = 16
 
-var validators = sync.Pool{New: func() any {
-	v := new(validator)
-	v.res.top.spans = v.topSpans[:0]
-	v.res.params.spans = v.paramsSpans[:0]
-	return v
-}}
+var validators = sync.Pool{New: func() any { return new(validator) }}
 
 // validate runs a validator over a trimmed line that starts with '{'. The
 // caller reads v.res and then calls v.release.
@@ -128,10 +102,11 @@ func validate(line []byte) *validator {
 // release drops every reference into the line and returns v to the pool.
 func (v *validator) release() {
 	clear(v.names[:cap(v.names)])
+	clear(v.res.top[:v.res.nTop])
+	clear(v.res.params[:v.res.nParams])
 	r := &v.res
-	r.top.reset()
-	r.params.reset()
 	r.ok, r.whitespace, r.textPlain = false, false, false
+	r.nTop, r.nParams, r.topOver, r.paramsOver = 0, 0, false, false
 	v.b, v.depth, v.names, v.serial, v.hashes = nil, 0, v.names[:0], 0, nil
 	validators.Put(v)
 }
@@ -327,11 +302,22 @@ func (v *validator) object(i int, record int) (int, bool) {
 
 // note records a member of the envelope or of params.
 func (v *validator) note(record int, s span) {
+	r := &v.res
 	switch record {
 	case recordTop:
-		v.res.top.add(s)
+		if r.nTop == maxTopMembers {
+			r.topOver = true
+			return
+		}
+		r.top[r.nTop] = s
+		r.nTop++
 	case recordParams:
-		v.res.params.add(s)
+		if r.nParams == maxParamsMembers {
+			r.paramsOver = true
+			return
+		}
+		r.params[r.nParams] = s
+		r.nParams++
 	}
 }
 

@@ -148,18 +148,18 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("validate(%q).textPlain, but a string holds a character other than printable ASCII, tab, LF, CR", b)
 		}
 		wantNames, wantValues := decodedMembers(t, b)
-		if !val.top.over {
-			gotNames, gotValues := spanMembers(val.top.spans)
+		if !val.topOver {
+			gotNames, gotValues := spanMembers(val.top[:val.nTop])
 			if !reflect.DeepEqual(gotNames, wantNames) || !reflect.DeepEqual(gotValues, wantValues) {
 				t.Fatalf("validate(%q) recorded %q %q, decoder read %q %q", b, gotNames, gotValues, wantNames, wantValues)
 			}
 		}
 		for i, name := range wantNames {
-			if name != "params" || wantValues[i][0] != '{' || val.params.over {
+			if name != "params" || wantValues[i][0] != '{' || val.paramsOver {
 				continue
 			}
 			wn, wv := decodedMembers(t, []byte(wantValues[i]))
-			gn, gv := spanMembers(val.params.spans)
+			gn, gv := spanMembers(val.params[:val.nParams])
 			if !reflect.DeepEqual(gn, wn) || !reflect.DeepEqual(gv, wv) {
 				t.Fatalf("validate(%q) recorded params %q %q, decoder read %q %q", b, gn, gv, wn, wv)
 			}
