@@ -37,19 +37,20 @@ func parseSpans(m *Message, line []byte) bool {
 		if s.escapedName {
 			return false
 		}
-		switch string(s.name[1 : len(s.name)-1]) {
+		name := s.name(line)
+		switch string(name[1 : len(name)-1]) {
 		case "jsonrpc":
-			version = s.value
+			version = s.value(line)
 		case "id":
-			m.ID = s.value
+			m.ID = s.value(line)
 		case "method":
-			method = s.value
+			method = s.value(line)
 		case "params":
-			m.Params = s.value
+			m.Params = s.value(line)
 		case "result":
-			m.Result = s.value
+			m.Result = s.value(line)
 		case "error":
-			m.Error = s.value
+			m.Error = s.value(line)
 		default:
 			return false
 		}
@@ -75,8 +76,8 @@ func parseSpans(m *Message, line []byte) bool {
 				return false
 			}
 			for _, s := range val.params[:val.nParams] {
-				name := memberName(s.name, s.escapedName, commonNames)
-				if foldVariant(name, paramsMembers) || m.readParam(name, s.value) != nil {
+				name := memberName(s.name(line), s.escapedName, commonNames)
+				if foldVariant(name, paramsMembers) || m.readParam(name, s.value(line)) != nil {
 					return false
 				}
 			}

@@ -29,12 +29,16 @@ import (
 // whenever it says no, or meets anything unusual, the line is parsed again
 // by the slow path, which explains the refusal.
 
-// span is a member of an object recorded by the validator: the raw name
-// (quotes included) and the raw value.
+// span is a member of an object recorded by the validator: where its raw
+// name (quotes included) and its raw value lie in the line. Offsets, not
+// slices: recording them stores no pointers.
 type span struct {
-	name, value []byte
-	escapedName bool
+	nameStart, nameEnd, valueStart, valueEnd int
+	escapedName                              bool
 }
+
+func (s span) name(line []byte) []byte  { return line[s.nameStart:s.nameEnd] }
+func (s span) value(line []byte) []byte { return line[s.valueStart:s.valueEnd] }
 
 // maxTopMembers and maxParamsMembers bound what the validator records; a
 // message with more falls back to the slow path.
@@ -102,8 +106,6 @@ func validate(line []byte) *validator {
 // release drops every reference into the line and returns v to the pool.
 func (v *validator) release() {
 	clear(v.names[:cap(v.names)])
-	clear(v.res.top[:v.res.nTop])
-	clear(v.res.params[:v.res.nParams])
 	r := &v.res
 	r.ok, r.whitespace, r.textPlain = false, false, false
 	r.nTop, r.nParams, r.topOver, r.paramsOver = 0, 0, false, false
@@ -252,10 +254,15 @@ func (v *validator) object(i int, record int) (int, bool) {
 		return i, false
 	}
 	v.serial++
-	serial := v.serial
 	first := len(v.names)
-	defer func() { v.names = v.names[:first] }()
+	end, ok := v.members(i, record, first, v.serial)
+	v.names = v.names[:first] // this object's names are done with
+	return end, ok
+}
 
+// members reads the members of the object at i, whose names go on
+// v.names from first.
+func (v *validator) members(i, record, first, serial int) (int, bool) {
 	i = v.space(i + 1)
 	if i < len(v.b) && v.b[i] == '}' {
 		v.depth--
@@ -292,7 +299,7 @@ func (v *validator) object(i int, record int) (int, bool) {
 		if !ok {
 			return i, false
 		}
-		v.note(record, span{name: name, value: v.b[valueStart:i], escapedName: escaped})
+		v.note(record, span{nameStart: nameStart, nameEnd: end, valueStart: valueStart, valueEnd: i, escapedName: escaped})
 		var more bool
 		if i, more, ok = v.afterValue(i, '}'); !ok || !more {
 			return i, ok

@@ -96,10 +96,10 @@ func allStringsPlain(t *testing.T, b []byte) bool {
 	}
 }
 
-func spanMembers(spans []span) (names []string, values []string) {
+func spanMembers(line []byte, spans []span) (names []string, values []string) {
 	for _, s := range spans {
-		names = append(names, unquote(s.name))
-		values = append(values, string(s.value))
+		names = append(names, unquote(s.name(line)))
+		values = append(values, string(s.value(line)))
 	}
 	return names, values
 }
@@ -149,7 +149,7 @@ func FuzzValidate(f *testing.F) {
 		}
 		wantNames, wantValues := decodedMembers(t, b)
 		if !val.topOver {
-			gotNames, gotValues := spanMembers(val.top[:val.nTop])
+			gotNames, gotValues := spanMembers(b, val.top[:val.nTop])
 			if !reflect.DeepEqual(gotNames, wantNames) || !reflect.DeepEqual(gotValues, wantValues) {
 				t.Fatalf("validate(%q) recorded %q %q, decoder read %q %q", b, gotNames, gotValues, wantNames, wantValues)
 			}
@@ -159,7 +159,7 @@ func FuzzValidate(f *testing.F) {
 				continue
 			}
 			wn, wv := decodedMembers(t, []byte(wantValues[i]))
-			gn, gv := spanMembers(val.params[:val.nParams])
+			gn, gv := spanMembers(b, val.params[:val.nParams])
 			if !reflect.DeepEqual(gn, wn) || !reflect.DeepEqual(gv, wv) {
 				t.Fatalf("validate(%q) recorded params %q %q, decoder read %q %q", b, gn, gv, wn, wv)
 			}

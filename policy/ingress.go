@@ -149,7 +149,7 @@ func (s *Session) checkRules(method, name string, raw []byte, validated bool) *m
 }
 
 func (p *Policy) hasIngressFor(method, name string) bool {
-	return len(p.rulesFor(method, name)) > 0
+	return len(p.ingress) > 0 && len(p.rulesFor(method, name)) > 0
 }
 
 // maxCachedRuleSets bounds the cache of rules per (method, name): names come

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"strconv"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -23,9 +24,27 @@ var (
 )
 
 // inFlight is a request from the agent that the server has not answered.
+// An integer id, the usual kind, is kept as its value (no copy of the
+// line to allocate); a string id as the agent wrote it.
 type inFlight struct {
-	id   jsontext.Value
+	num  int64
+	str  jsontext.Value
 	call policy.Call
+}
+
+func newInFlight(key message.Key, id jsontext.Value, call policy.Call) inFlight {
+	if key.IsString {
+		return inFlight{str: id.Clone(), call: call}
+	}
+	return inFlight{num: key.Num, call: call}
+}
+
+// id is the request's id, for a reply mcpguard writes itself.
+func (f inFlight) id() jsontext.Value {
+	if f.str != nil {
+		return f.str
+	}
+	return strconv.AppendInt(nil, f.num, 10)
 }
 
 // pendingTable tracks the agent's requests in flight, keyed by id. When the

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy"
 )
 
 // BenchmarkPending is the pipelined pattern: ids rising, 64 in flight,
@@ -30,7 +31,7 @@ func BenchmarkPending(b *testing.B) {
 func TestPendingNullID(t *testing.T) {
 	p := newPendingTable()
 	zero := message.KeyOf([]byte("0"))
-	if err := p.add(zero, inFlight{id: []byte("0")}); err != nil {
+	if err := p.add(zero, newInFlight(zero, []byte("0"), policy.Call{})); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := p.take(message.KeyOf([]byte("null"))); ok {
@@ -42,8 +43,15 @@ func TestPendingNullID(t *testing.T) {
 	if _, ok := p.take(message.KeyOf([]byte(`"0"`))); ok {
 		t.Fatal(`the string id "0" took the integer id 0`)
 	}
-	if _, ok := p.take(zero); !ok {
-		t.Fatal("request 0 lost")
+	if f, ok := p.take(zero); !ok || string(f.id()) != "0" {
+		t.Fatalf("request 0 lost or its id changed: %v %s", ok, f.id())
+	}
+	key := message.KeyOf([]byte(`"a\u0062"`))
+	if err := p.add(key, newInFlight(key, []byte(`"a\u0062"`), policy.Call{})); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := p.take(message.KeyOf([]byte(`"ab"`))); !ok || string(f.id()) != `"a\u0062"` {
+		t.Fatalf("string id not kept as written: %v %s", ok, f.id())
 	}
 	if got := len(p.close()); got != 0 {
 		t.Fatalf("%d requests left after taking the only one", got)

@@ -268,7 +268,7 @@ func (r *relay) fromAgent(m *message.Message) {
 		return
 	}
 	key := m.IDKey()
-	if err := r.pending.add(key, inFlight{id: m.ID.Clone(), call: policy.Call{Method: m.Method, Tool: m.Name}}); err != nil {
+	if err := r.pending.add(key, newInFlight(key, m.ID, policy.Call{Method: m.Method, Tool: m.Name})); err != nil {
 		if err == errDuplicateID || err == errNoID {
 			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
 			return
@@ -284,7 +284,7 @@ func (r *relay) fromAgent(m *message.Message) {
 	}
 	if err := r.toServer.writeLine(m.Raw); err != nil {
 		if f, ok := r.pending.take(key); ok {
-			r.answerAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: the MCP server is not reading its input", nil))
+			r.answerAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: the MCP server is not reading its input", nil))
 		}
 	}
 }
@@ -343,7 +343,7 @@ func (r *relay) dropFromServer(id jsontext.Value, reason string) {
 		return
 	}
 	if f, ok := r.pending.take(message.KeyOf(id)); ok {
-		r.replyToAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: the MCP server's reply could not be relayed safely: "+reason, nil))
+		r.replyToAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: the MCP server's reply could not be relayed safely: "+reason, nil))
 	}
 }
 
@@ -361,7 +361,7 @@ func (r *relay) fromServer(m *message.Message) {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
 			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped, Message: err.Error()})
 		if call != nil {
-			r.replyToAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: the MCP server's reply could not be relayed safely", nil))
+			r.replyToAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: the MCP server's reply could not be relayed safely", nil))
 		}
 		return
 	}
@@ -403,8 +403,8 @@ func (r *relay) logRewrites(m *message.Message, call *policy.Call, rewrites []po
 func (r *relay) failInFlight(reason string) {
 	for _, f := range r.pending.close() {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventFailed, Direction: eventlog.Egress,
-			Method: f.call.Method, Tool: f.call.Tool, ID: logID(f.id), Message: reason})
-		r.replyToAgent(message.ErrorReply(f.id, jsonrpc2.CodeInternalError, "mcpguard: "+reason, nil))
+			Method: f.call.Method, Tool: f.call.Tool, ID: logID(f.id()), Message: reason})
+		r.replyToAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: "+reason, nil))
 	}
 	r.flushToAgent()
 }
