@@ -21,7 +21,7 @@ func parseFast(m *Message, line []byte) bool {
 }
 
 func parseSpans(m *Message, line []byte) bool {
-	line = bytes.Trim(line, " \t\r\n")
+	line = trimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return false
 	}

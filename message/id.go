@@ -20,10 +20,10 @@ func checkID(id jsontext.Value, errorResponse bool) *Error {
 	case '"':
 		return nil
 	case '0':
+		if _, ok := safeInteger(id); ok {
+			return nil
+		}
 		if isInteger(id) {
-			if _, ok := safeInteger(id); ok {
-				return nil
-			}
 			return invalid(jsonrpc2.CodeInvalidRequest, "id is an integer beyond ±(2^53-1)")
 		}
 	case 'n':
@@ -107,7 +107,7 @@ func SniffID(line []byte) jsontext.Value { return sniffID(line, false) }
 func SniffIDPrefix(prefix []byte) jsontext.Value { return sniffID(prefix, true) }
 
 func sniffID(line []byte, truncated bool) jsontext.Value {
-	line = bytes.Trim(line, " \t\r\n")
+	line = trimSpace(line)
 	if len(line) == 0 || line[0] != '{' || scanShape(line).depth > MaxDepth {
 		return nil
 	}

@@ -117,7 +117,7 @@ func ParseInto(m *Message, line []byte) error {
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
 func parse(line []byte) (*Message, *Error) {
-	line = bytes.Trim(line, " \t\r\n")
+	line = trimSpace(line)
 	switch {
 	case len(line) == 0:
 		return nil, invalid(jsonrpc2.CodeParseError, "empty message")

@@ -68,3 +68,17 @@ func skipString(b []byte, i int) int {
 		}
 	}
 }
+
+// trimSpace cuts JSON whitespace from both ends of a line (bytes.Trim with
+// a cutset builds a set on every call: this runs on every message).
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
