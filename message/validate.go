@@ -121,6 +121,13 @@ const (
 )
 
 func (v *validator) space(i int) int {
+	if i < len(v.b) && v.b[i] > ' ' {
+		return i // the usual case, inlined: compact JSON
+	}
+	return v.spaces(i)
+}
+
+func (v *validator) spaces(i int) int {
 	for i < len(v.b) {
 		switch v.b[i] {
 		case ' ', '\t', '\r', '\n':
