@@ -77,3 +77,33 @@ func BenchmarkEvaluateToolCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEvaluateBenchEcho is the per-call policy cost behind
+// `integration/bench -policy integration/bench/testdata/twenty-rules.yaml`:
+// the bench's echo call (one 245-byte string) against that policy. About
+// half is kaptinlin's Validate, which formats every string it evaluates
+// with fmt.Sprintf("%#v") twice (its recursion guard).
+func BenchmarkEvaluateBenchEcho(b *testing.B) {
+	raw, err := os.ReadFile("../integration/bench/testdata/twenty-rules.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := Load("twenty-rules.yaml", raw, func(string) (string, bool) { return "", false })
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := p.NewSession()
+	m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"0000000007 --format=json --run=TestRelay/pipelined ./proxy/... ./message/... path/to/some/file.go:123:45 (the quick brown fox jumps over the lazy dog) 0123456789abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ !#$%&'()*+,-./:;<=>?@[]^_{|}~"}}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if v := s.Ingress(m); v.Rejection != nil {
+		b.Fatalf("the bench's echo call is rejected: %+v", v.Rejection)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := s.Ingress(m); v.Rejection != nil {
+			b.Fatal("rejected")
+		}
+	}
+}
