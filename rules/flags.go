@@ -104,12 +104,60 @@ func (d *DangerousFlags) Check(value string) *Finding {
 	if plainWord(value) {
 		return nil
 	}
+	if isASCII(value) {
+		return d.checkASCIIWords(value)
+	}
+	return d.checkWords(value)
+}
+
+// checkWords splits value into words as a server might and judges each.
+func (d *DangerousFlags) checkWords(value string) *Finding {
 	for word := range strings.FieldsFuncSeq(value, isArgSeparator) {
 		if f := d.checkWord(normaliseWord(word)); f != nil {
 			return f
 		}
 	}
 	return nil
+}
+
+// checkASCIIWords is checkWords for an ASCII value, without decoding runes:
+// a word that neither starts with '-' or '@' nor holds a quote or a
+// backslash (which normaliseWord drops) cannot be a flag, and is skipped.
+// FuzzFlagsASCIIPath holds it equal to checkWords.
+func (d *DangerousFlags) checkASCIIWords(value string) *Finding {
+	for i := 0; i < len(value); {
+		if isASCIISeparator(value[i]) {
+			i++
+			continue
+		}
+		start, quoted := i, false
+		for ; i < len(value) && !isASCIISeparator(value[i]); i++ {
+			quoted = quoted || value[i] == '"' || value[i] == '\'' || value[i] == '\\'
+		}
+		word := value[start:i]
+		if word[0] != '-' && word[0] != '@' && !quoted {
+			continue
+		}
+		if f := d.checkWord(normaliseWord(word)); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// isASCIISeparator is isArgSeparator for ASCII: the white space of
+// unicode.IsSpace and the information separators U+001C–U+001F.
+func isASCIISeparator(c byte) bool {
+	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F)
 }
 
 // plainWord reports whether value is ASCII, has no separator, quote or

@@ -166,3 +166,29 @@ func FuzzShellMetachars(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFlagsASCIIPath holds the byte-wise word split for ASCII values equal
+// to the generic one (rune decoding, unicode.IsSpace), on every ASCII input.
+func FuzzFlagsASCIIPath(f *testing.F) {
+	for _, s := range []string{"-v --rootdir=/x", "a\v--req\x1cb", `"--rootdir"`, `x'-'-inspect`, "@file", "a\\-\\-require b", "\t\n\f\r --ro", "-Dx -vqPy", "--count=3 ./..."} {
+		f.Add(s)
+	}
+	d, err := NewDangerousFlags([]string{"--rootdir", "--require", "--inspect"}, []string{"-D", "-P"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !isASCII(s) {
+			return
+		}
+		for i := 0; i < 256; i++ {
+			if got, want := isASCIISeparator(byte(i)), i < 0x80 && isArgSeparator(rune(i)); got != want {
+				t.Fatalf("isASCIISeparator(%#x) = %v, isArgSeparator %v", i, got, want)
+			}
+		}
+		got, want := d.checkASCIIWords(s), d.checkWords(s)
+		if (got == nil) != (want == nil) || (got != nil && got.Reason != want.Reason) {
+			t.Fatalf("%q: ASCII path %+v, generic %+v", s, got, want)
+		}
+	})
+}
