@@ -110,6 +110,9 @@ func (v *validator) release() {
 	r.ok, r.whitespace, r.textPlain = false, false, false
 	r.nTop, r.nParams, r.topOver, r.paramsOver = 0, 0, false, false
 	v.b, v.depth, v.names, v.serial, v.hashes = nil, 0, v.names[:0], 0, nil
+	if cap(v.scratch) > 4<<10 {
+		v.scratch = nil // a hostile name's buffer is not kept in the pool
+	}
 	validators.Put(v)
 }
 
