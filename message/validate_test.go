@@ -268,3 +268,47 @@ func TestParseMemoryManyMembers(t *testing.T) {
 		t.Fatal("a duplicate name among two million members was not refused")
 	}
 }
+
+// grammarPieces are the fragments FuzzValidateGrammar builds lines from:
+// mostly well-formed JSON pieces, so that the fuzzer reaches the deep cases
+// (escaped duplicates, surrogate pairs, nesting, numbers) random bytes
+// rarely form, plus a few that break the grammar.
+var grammarPieces = []string{
+	`{`, `}`, `[`, `]`, `,`, `:`, ` `, "\t", "\r\n",
+	`"a"`, `"b"`, `"\u0061"`, `"\u0062"`, `"a\"b"`, `"\\"`, `"\/"`, `"é"`, `"\u00e9"`,
+	`"\ud83d\ude00"`, `"\ud83d"`, `"\ude00"`, `"\ud83d\u0041"`, "\"\xed\xa0\x80\"", "\"\xff\"", "\"\x7f\"", "\"\x01\"",
+	`"\b"`, `"\f"`, `"\x"`, `"\u12"`, `0`, `-0`, `12`, `01`, `1.5`, `1.`, `1e5`, `1E-2`, `-`, `true`, `false`, `null`, `tru`,
+	`"jsonrpc"`, `"2.0"`, `"id"`, `"method"`, `"params"`, `"result"`, `"error"`, `"name"`, `"arguments"`, `"tools/call"`,
+	`"k0"`, `"k1"`, `"k2"`, `"k3"`, `"k4"`, `"k5"`, `"k6"`, `"k7"`, `"k8"`, `"k9"`, `"kA"`, `"kB"`, `"kC"`, `"kD"`, `"kE"`, `"kF"`, `"kG"`, `"k\u0030"`,
+}
+
+// FuzzValidateGrammar is FuzzValidate on lines assembled from grammar
+// pieces: each input byte picks the next piece.
+func FuzzValidateGrammar(f *testing.F) {
+	f.Add([]byte{0, 9, 10, 12, 10, 9, 14, 10, 26, 1})
+	f.Add([]byte{0, 9, 10, 42, 5, 9, 10, 43, 1})
+	f.Fuzz(func(t *testing.T, picks []byte) {
+		b := []byte{'{'}
+		for _, p := range picks {
+			b = append(b, grammarPieces[int(p)%len(grammarPieces)]...)
+		}
+		v := validate(b)
+		defer v.release()
+		if want := strictValid(b); v.res.ok != want {
+			t.Fatalf("validate(%q).ok = %v, strict decoder says %v", b, v.res.ok, want)
+		}
+		if v.res.ok && v.res.textPlain && !allStringsPlain(t, b) {
+			t.Fatalf("validate(%q).textPlain, but a string is not plain", b)
+		}
+		if m := new(Message); parseFast(m, b) {
+			slow, err := parse(b)
+			if err != nil {
+				t.Fatalf("parseFast accepted %q; the strict path refuses it: %v", b, err)
+			}
+			m.TextPlain = false
+			if !reflect.DeepEqual(normalized(m), normalized(slow)) {
+				t.Fatalf("parseFast(%q) = %+v, slow path = %+v", b, *m, *slow)
+			}
+		}
+	})
+}
