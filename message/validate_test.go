@@ -125,46 +125,52 @@ func FuzzValidate(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) == 0 || b[0] != '{' {
-			return
-		}
-		v := validate(b)
-		defer v.release()
-		val := &v.res
-		if want := strictValid(b); val.ok != want {
-			t.Fatalf("validate(%q).ok = %v, strict decoder says %v", b, val.ok, want)
-		}
-		if !val.ok {
-			return
-		}
-		compact := jsontext.Value(bytes.Clone(b))
-		if err := compact.Compact(); err != nil {
-			t.Fatal(err)
-		}
-		if val.whitespace != !bytes.Equal(compact, b) {
-			t.Fatalf("validate(%q).whitespace = %v", b, val.whitespace)
-		}
-		if val.textPlain && !allStringsPlain(t, b) {
-			t.Fatalf("validate(%q).textPlain, but a string holds a character other than printable ASCII, tab, LF, CR", b)
-		}
-		wantNames, wantValues := decodedMembers(t, b)
-		if !val.topOver {
-			gotNames, gotValues := spanMembers(b, val.top[:val.nTop])
-			if !reflect.DeepEqual(gotNames, wantNames) || !reflect.DeepEqual(gotValues, wantValues) {
-				t.Fatalf("validate(%q) recorded %q %q, decoder read %q %q", b, gotNames, gotValues, wantNames, wantValues)
-			}
-		}
-		for i, name := range wantNames {
-			if name != "params" || wantValues[i][0] != '{' || val.paramsOver {
-				continue
-			}
-			wn, wv := decodedMembers(t, []byte(wantValues[i]))
-			gn, gv := spanMembers(b, val.params[:val.nParams])
-			if !reflect.DeepEqual(gn, wn) || !reflect.DeepEqual(gv, wv) {
-				t.Fatalf("validate(%q) recorded params %q %q, decoder read %q %q", b, gn, gv, wn, wv)
-			}
+		if len(b) > 0 && b[0] == '{' {
+			checkValidator(t, b)
 		}
 	})
+}
+
+// checkValidator holds one validator pass over b (which starts with '{')
+// to the strict decoder: the same verdict, and on a valid line the same
+// whitespace, plain-text and member records.
+func checkValidator(t *testing.T, b []byte) {
+	v := validate(b)
+	defer v.release()
+	val := &v.res
+	if want := strictValid(b); val.ok != want {
+		t.Fatalf("validate(%q).ok = %v, strict decoder says %v", b, val.ok, want)
+	}
+	if !val.ok {
+		return
+	}
+	compact := jsontext.Value(bytes.Clone(b))
+	if err := compact.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if val.whitespace != !bytes.Equal(compact, b) {
+		t.Fatalf("validate(%q).whitespace = %v", b, val.whitespace)
+	}
+	if val.textPlain && !allStringsPlain(t, b) {
+		t.Fatalf("validate(%q).textPlain, but a string holds a character other than printable ASCII, tab, LF, CR", b)
+	}
+	wantNames, wantValues := decodedMembers(t, b)
+	if !val.topOver {
+		gotNames, gotValues := spanMembers(b, val.top[:val.nTop])
+		if !reflect.DeepEqual(gotNames, wantNames) || !reflect.DeepEqual(gotValues, wantValues) {
+			t.Fatalf("validate(%q) recorded %q %q, decoder read %q %q", b, gotNames, gotValues, wantNames, wantValues)
+		}
+	}
+	for i, name := range wantNames {
+		if name != "params" || wantValues[i][0] != '{' || val.paramsOver {
+			continue
+		}
+		wn, wv := decodedMembers(t, []byte(wantValues[i]))
+		gn, gv := spanMembers(b, val.params[:val.nParams])
+		if !reflect.DeepEqual(gn, wn) || !reflect.DeepEqual(gv, wv) {
+			t.Fatalf("validate(%q) recorded params %q %q, decoder read %q %q", b, gn, gv, wn, wv)
+		}
+	}
 }
 
 // FuzzParseFast holds the fast path to the slow one: whatever parseFast
@@ -173,23 +179,28 @@ func FuzzParseFast(f *testing.F) {
 	for _, s := range validatorSeeds {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		fast := new(Message)
-		if !parseFast(fast, b) {
-			if !reflect.DeepEqual(*fast, Message{}) {
-				t.Fatalf("parseFast(%q) fell back but left %+v", b, *fast)
-			}
-			return
+	f.Fuzz(checkFastPath)
+}
+
+// checkFastPath holds parseFast to the jsontext path on b: a line it takes
+// is read by the slow path as the same message; a line it leaves, it
+// leaves the message zero.
+func checkFastPath(t *testing.T, b []byte) {
+	fast := new(Message)
+	if !parseFast(fast, b) {
+		if !reflect.DeepEqual(*fast, Message{}) {
+			t.Fatalf("parseFast(%q) fell back but left %+v", b, *fast)
 		}
-		slow, err := parse(b)
-		if err != nil {
-			t.Fatalf("parseFast accepted %q; the strict path refuses it: %v", b, err)
-		}
-		fast.TextPlain = false
-		if !reflect.DeepEqual(normalized(fast), normalized(slow)) {
-			t.Fatalf("parseFast(%q) = %+v, slow path = %+v", b, *fast, *slow)
-		}
-	})
+		return
+	}
+	slow, err := parse(b)
+	if err != nil {
+		t.Fatalf("parseFast accepted %q; the strict path refuses it: %v", b, err)
+	}
+	fast.TextPlain = false
+	if !reflect.DeepEqual(normalized(fast), normalized(slow)) {
+		t.Fatalf("parseFast(%q) = %+v, slow path = %+v", b, *fast, *slow)
+	}
 }
 
 // normalized drops the difference between a nil and an empty slice.
@@ -282,8 +293,8 @@ var grammarPieces = []string{
 	`"k0"`, `"k1"`, `"k2"`, `"k3"`, `"k4"`, `"k5"`, `"k6"`, `"k7"`, `"k8"`, `"k9"`, `"kA"`, `"kB"`, `"kC"`, `"kD"`, `"kE"`, `"kF"`, `"kG"`, `"k\u0030"`,
 }
 
-// FuzzValidateGrammar is FuzzValidate on lines assembled from grammar
-// pieces: each input byte picks the next piece.
+// FuzzValidateGrammar is FuzzValidate and FuzzParseFast on lines
+// assembled from grammar pieces: each input byte picks the next piece.
 func FuzzValidateGrammar(f *testing.F) {
 	f.Add([]byte{0, 9, 10, 12, 10, 9, 14, 10, 26, 1})
 	f.Add([]byte{0, 9, 10, 42, 5, 9, 10, 43, 1})
@@ -292,23 +303,7 @@ func FuzzValidateGrammar(f *testing.F) {
 		for _, p := range picks {
 			b = append(b, grammarPieces[int(p)%len(grammarPieces)]...)
 		}
-		v := validate(b)
-		defer v.release()
-		if want := strictValid(b); v.res.ok != want {
-			t.Fatalf("validate(%q).ok = %v, strict decoder says %v", b, v.res.ok, want)
-		}
-		if v.res.ok && v.res.textPlain && !allStringsPlain(t, b) {
-			t.Fatalf("validate(%q).textPlain, but a string is not plain", b)
-		}
-		if m := new(Message); parseFast(m, b) {
-			slow, err := parse(b)
-			if err != nil {
-				t.Fatalf("parseFast accepted %q; the strict path refuses it: %v", b, err)
-			}
-			m.TextPlain = false
-			if !reflect.DeepEqual(normalized(m), normalized(slow)) {
-				t.Fatalf("parseFast(%q) = %+v, slow path = %+v", b, *m, *slow)
-			}
-		}
+		checkValidator(t, b)
+		checkFastPath(t, b)
 	})
 }
