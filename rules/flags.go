@@ -55,10 +55,7 @@ type DangerousFlags struct {
 // abbreviations, such as those parsing flags with Go's flag package;
 // argparse and getopt_long read --cover as --coverprofile when it is the
 // only flag that starts so.
-func (d *DangerousFlags) WithoutAbbreviations() *DangerousFlags {
-	d.exactLong = true
-	return d
-}
+func (d *DangerousFlags) WithoutAbbreviations() { d.exactLong = true }
 
 type longFlag struct {
 	name   string // folded, without the leading "--"
