@@ -23,6 +23,8 @@ type argSchema struct {
 	// validation at a time per schema.
 	mu sync.Mutex
 	s  *jsonschema.Schema
+
+	fast *fastSchema // nil when the schema is outside its subset
 }
 
 func compileArgSchema(raw []byte) (*argSchema, error) {
@@ -36,13 +38,16 @@ func compileArgSchema(raw []byte) (*argSchema, error) {
 	if refs := s.UnresolvedReferenceURIs(); len(refs) > 0 {
 		return nil, errors.New("unresolvable $ref " + strings.Join(refs, ", "))
 	}
-	return &argSchema{s: s}, nil
+	return &argSchema{s: s, fast: compileFastSchema(raw)}, nil
 }
 
 // validate checks decoded arguments. Failures carry the keyword, the
 // instance path and a message made from the validator's stable code, never
 // its prose: that prose can quote the caller's value.
 func (a *argSchema) validate(args any) []message.ValidationError {
+	if a.fast != nil && a.fast.accepts(args) {
+		return nil
+	}
 	a.mu.Lock()
 	res := a.s.Validate(args)
 	a.mu.Unlock()

@@ -1,0 +1,374 @@
+package policy
+
+import (
+	"math"
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+)
+
+// fastSchema answers "valid" for the arguments a schema accepts, for the
+// schemas most tools announce: type, properties, required,
+// additionalProperties, items, string lengths and patterns, integer bounds,
+// enums of strings. It never rejects anything itself: when it cannot say
+// "valid" the arguments go to kaptinlin, which decides and explains.
+//
+// Why it exists: kaptinlin v0.9.8 formats every scalar it evaluates with
+// fmt.Sprintf("%#v") twice (its recursion guard), which made one string
+// property cost ~4 µs, half of a whole policy evaluation on the relay's hot
+// path. fastSchema is built only from a schema whose every keyword it
+// knows, with the same semantics as kaptinlin (Go's regexp for pattern,
+// code points for lengths, an integer as any number without a fractional
+// part); FuzzFastSchema holds it to kaptinlin's verdict on generated
+// schemas and arguments. A schema with any other keyword ($ref, anyOf,
+// not, uniqueItems, a fractional bound, ...) gets no fastSchema at all.
+type fastSchema struct {
+	never bool     // the false schema
+	types typeMask // 0: any type
+
+	minLength, maxLength int // -1: none
+	pattern              *regexp.Regexp
+
+	minimum, maximum         float64 // each exact: an integer of at most 2^53
+	exclMinimum, exclMaximum float64
+	hasMin, hasMax           bool
+	hasExclMin, hasExclMax   bool
+
+	enum    []any // strings, booleans and null only
+	hasEnum bool
+
+	properties    map[string]*fastSchema
+	required      []string
+	additional    *fastSchema // nil: any member
+	minProperties int
+	maxProperties int // -1: none
+
+	items              *fastSchema // nil: any element
+	minItems, maxItems int         // maxItems -1: none
+}
+
+type typeMask uint8
+
+const (
+	typeNull typeMask = 1 << iota
+	typeBoolean
+	typeObject
+	typeArray
+	typeNumber
+	typeInteger
+	typeString
+)
+
+var typeNames = map[string]typeMask{
+	"null": typeNull, "boolean": typeBoolean, "object": typeObject, "array": typeArray,
+	"number": typeNumber, "integer": typeInteger, "string": typeString,
+}
+
+// fastDialects are the $schema values whose keywords in the subset mean
+// what they mean in 2020-12 (draft-04's boolean exclusiveMinimum does not).
+var fastDialects = map[string]bool{
+	"https://json-schema.org/draft/2020-12/schema":  true,
+	"https://json-schema.org/draft/2019-09/schema":  true,
+	"http://json-schema.org/draft-07/schema#":       true,
+	"http://json-schema.org/draft-07/schema":        true,
+	"https://json-schema.org/draft/2020-12/schema#": true,
+}
+
+// maxExact is the largest integer that float64 holds exactly; comparing a
+// decoded number with such a bound in float64 is exact, as kaptinlin's
+// big.Rat comparison is.
+const maxExact = 1 << 53
+
+// compileFastSchema builds the fast acceptor for a schema's JSON text, or
+// returns nil when the schema uses anything outside the subset.
+func compileFastSchema(raw []byte) *fastSchema {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	f, ok := buildFast(v, true)
+	if !ok {
+		return nil
+	}
+	return f
+}
+
+func buildFast(v any, root bool) (*fastSchema, bool) {
+	f := &fastSchema{minLength: -1, maxLength: -1, maxProperties: -1, maxItems: -1}
+	switch s := v.(type) {
+	case bool:
+		f.never = !s
+		return f, true
+	case map[string]any:
+		for k, kv := range s {
+			if !f.keyword(k, kv, root) {
+				return nil, false
+			}
+		}
+		return f, true
+	}
+	return nil, false
+}
+
+// keyword adds one keyword to f; false means it is outside the subset.
+func (f *fastSchema) keyword(k string, v any, root bool) bool {
+	switch k {
+	case "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "format":
+		return true // annotations (format asserts nothing unless the compiler is told to)
+	case "$schema":
+		s, ok := v.(string)
+		return ok && root && fastDialects[s]
+	case "type":
+		return f.typeKeyword(v)
+	case "minLength":
+		n, ok := count(v)
+		f.minLength = n
+		return ok
+	case "maxLength":
+		n, ok := count(v)
+		f.maxLength = n
+		return ok
+	case "pattern":
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		re, err := regexp.Compile(s)
+		f.pattern = re
+		return err == nil
+	case "minimum":
+		f.minimum, f.hasMin = exactBound(v)
+		return f.hasMin
+	case "maximum":
+		f.maximum, f.hasMax = exactBound(v)
+		return f.hasMax
+	case "exclusiveMinimum":
+		f.exclMinimum, f.hasExclMin = exactBound(v)
+		return f.hasExclMin
+	case "exclusiveMaximum":
+		f.exclMaximum, f.hasExclMax = exactBound(v)
+		return f.hasExclMax
+	case "enum":
+		list, ok := v.([]any)
+		if !ok || len(list) == 0 || f.hasEnum {
+			return false
+		}
+		for _, e := range list {
+			if !simpleScalar(e) {
+				return false
+			}
+		}
+		f.enum, f.hasEnum = list, true
+		return true
+	case "const":
+		if !simpleScalar(v) || f.hasEnum {
+			return false
+		}
+		f.enum, f.hasEnum = []any{v}, true
+		return true
+	case "properties":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		f.properties = make(map[string]*fastSchema, len(m))
+		for name, sub := range m {
+			fs, ok := buildFast(sub, false)
+			if !ok {
+				return false
+			}
+			f.properties[name] = fs
+		}
+		return true
+	case "required":
+		list, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, e := range list {
+			s, ok := e.(string)
+			if !ok {
+				return false
+			}
+			f.required = append(f.required, s)
+		}
+		return true
+	case "additionalProperties":
+		fs, ok := buildFast(v, false)
+		f.additional = fs
+		return ok
+	case "minProperties":
+		n, ok := count(v)
+		f.minProperties = max(n, 0)
+		return ok
+	case "maxProperties":
+		n, ok := count(v)
+		f.maxProperties = n
+		return ok
+	case "items":
+		fs, ok := buildFast(v, false) // a schema, not draft-07's tuple form
+		f.items = fs
+		return ok
+	case "minItems":
+		n, ok := count(v)
+		f.minItems = max(n, 0)
+		return ok
+	case "maxItems":
+		n, ok := count(v)
+		f.maxItems = n
+		return ok
+	}
+	return false
+}
+
+func (f *fastSchema) typeKeyword(v any) bool {
+	switch t := v.(type) {
+	case string:
+		f.types = typeNames[t]
+		return f.types != 0
+	case []any:
+		if len(t) == 0 {
+			return false
+		}
+		for _, e := range t {
+			s, _ := e.(string)
+			bit := typeNames[s]
+			if bit == 0 {
+				return false
+			}
+			f.types |= bit
+		}
+		return true
+	}
+	return false
+}
+
+// count reads a non-negative integer keyword value of a sane size.
+func count(v any) (int, bool) {
+	x, ok := v.(float64)
+	if !ok || x < 0 || x > math.MaxInt32 || x != math.Trunc(x) {
+		return -1, false
+	}
+	return int(x), true
+}
+
+func exactBound(v any) (float64, bool) {
+	x, ok := v.(float64)
+	return x, ok && x == math.Trunc(x) && math.Abs(x) <= maxExact
+}
+
+func simpleScalar(v any) bool {
+	switch v.(type) {
+	case string, bool, nil:
+		return true
+	}
+	return false
+}
+
+// accepts reports whether the decoded arguments certainly satisfy the
+// schema. false means "ask kaptinlin", not "invalid".
+func (f *fastSchema) accepts(v any) bool {
+	if f.never {
+		return false
+	}
+	if f.types != 0 && f.types&typeOf(v) == 0 {
+		return false
+	}
+	if f.hasEnum && !inEnum(f.enum, v) {
+		return false
+	}
+	switch x := v.(type) {
+	case string:
+		return f.acceptsString(x)
+	case float64:
+		return f.acceptsNumber(x)
+	case map[string]any:
+		return f.acceptsObject(x)
+	case []any:
+		return f.acceptsArray(x)
+	}
+	return true
+}
+
+// typeOf is the instance's type as kaptinlin classifies it: a number is
+// also an integer when it has no fractional part.
+func typeOf(v any) typeMask {
+	switch x := v.(type) {
+	case nil:
+		return typeNull
+	case bool:
+		return typeBoolean
+	case string:
+		return typeString
+	case float64:
+		if x == math.Trunc(x) && !math.IsInf(x, 0) {
+			return typeNumber | typeInteger
+		}
+		return typeNumber
+	case map[string]any:
+		return typeObject
+	case []any:
+		return typeArray
+	}
+	return 0
+}
+
+func inEnum(enum []any, v any) bool {
+	for _, e := range enum {
+		if e == v { // strings, booleans and nil compare by value
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fastSchema) acceptsString(s string) bool {
+	if f.minLength >= 0 || f.maxLength >= 0 {
+		n := utf8.RuneCountInString(s)
+		if n < f.minLength || (f.maxLength >= 0 && n > f.maxLength) {
+			return false
+		}
+	}
+	return f.pattern == nil || f.pattern.MatchString(s)
+}
+
+func (f *fastSchema) acceptsNumber(x float64) bool {
+	return (!f.hasMin || x >= f.minimum) && (!f.hasMax || x <= f.maximum) &&
+		(!f.hasExclMin || x > f.exclMinimum) && (!f.hasExclMax || x < f.exclMaximum)
+}
+
+func (f *fastSchema) acceptsObject(m map[string]any) bool {
+	if len(m) < f.minProperties || (f.maxProperties >= 0 && len(m) > f.maxProperties) {
+		return false
+	}
+	for _, name := range f.required {
+		if _, ok := m[name]; !ok {
+			return false
+		}
+	}
+	for name, v := range m {
+		if sub, ok := f.properties[name]; ok {
+			if !sub.accepts(v) {
+				return false
+			}
+		} else if f.additional != nil && !f.additional.accepts(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fastSchema) acceptsArray(a []any) bool {
+	if len(a) < f.minItems || (f.maxItems >= 0 && len(a) > f.maxItems) {
+		return false
+	}
+	if f.items != nil {
+		for _, e := range a {
+			if !f.items.accepts(e) {
+				return false
+			}
+		}
+	}
+	return true
+}
