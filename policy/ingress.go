@@ -210,7 +210,8 @@ var walkers = sync.Pool{New: func() any { return &walker{path: make([]pathElem, 
 // release drops what the walker holds of one evaluation and pools it.
 func (w *walker) release() {
 	clear(w.path[:cap(w.path)])
-	*w = walker{path: w.path[:0]}
+	clear(w.topNames[:cap(w.topNames)])
+	*w = walker{path: w.path[:0], topNames: w.topNames[:0]}
 	walkers.Put(w)
 }
 

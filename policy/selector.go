@@ -143,12 +143,20 @@ type walker struct {
 	sorted    bool
 	rej       *message.Rejection
 	path      []pathElem
+
+	// The arguments' own member names, listed once per evaluation: most
+	// selectors start with a name, and finding its fold variants by
+	// ranging over the map for every rule cost more than the checks.
+	atTop    bool
+	topNames []string
+	topKnown bool
 }
 
 // judgeSelector walks sel over args with rule r and returns the first
 // rejection.
 func (w *walker) judgeSelector(r *ingressRule, sel Selector, args any, sorted bool) *message.Rejection {
 	w.rule, w.named, w.sorted, w.rej, w.path = r, sel.endsInName(), sorted, nil, w.path[:0]
+	w.atTop = true
 	w.walk(sel.segs, args)
 	return w.rej
 }
@@ -193,6 +201,8 @@ func (w *walker) into(e pathElem, segs []segment, v any) {
 }
 
 func (w *walker) walk(segs []segment, v any) {
+	atTop := w.atTop
+	w.atTop = false
 	if w.rej != nil {
 		return
 	}
@@ -210,13 +220,22 @@ func (w *walker) walk(segs []segment, v any) {
 		// Usually one member matches; sort only when fold variants add more.
 		var first string
 		var more []string
-		for k := range obj {
+		consider := func(k string) {
 			if strings.EqualFold(k, seg.name) {
 				if first == "" && more == nil {
 					first = k
 				} else {
 					more = append(more, k)
 				}
+			}
+		}
+		if atTop {
+			for _, k := range w.argumentNames(obj) {
+				consider(k)
+			}
+		} else {
+			for k := range obj {
+				consider(k)
 			}
 		}
 		if more != nil {
@@ -276,6 +295,18 @@ func (w *walker) walk(segs []segment, v any) {
 		}
 		w.allStrings(v)
 	}
+}
+
+// argumentNames returns the member names of the arguments object, listed
+// on the first call of an evaluation.
+func (w *walker) argumentNames(obj map[string]any) []string {
+	if !w.topKnown {
+		w.topNames, w.topKnown = w.topNames[:0], true
+		for k := range obj {
+			w.topNames = append(w.topNames, k)
+		}
+	}
+	return w.topNames
 }
 
 func sortedKeys(m map[string]any) []string {
