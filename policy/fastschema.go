@@ -27,25 +27,28 @@ type fastSchema struct {
 	never bool     // the false schema
 	types typeMask // 0: any type
 
-	minLength, maxLength int // -1: none
+	minLength, maxLength int // maxLength -1: none
 	pattern              *regexp.Regexp
 
-	minimum, maximum         float64 // each exact: an integer of at most 2^53
-	exclMinimum, exclMaximum float64
-	hasMin, hasMax           bool
-	hasExclMin, hasExclMax   bool
+	// Each exact: an integer of at most 2^53.
+	minimum, maximum, exclMinimum, exclMaximum bound
 
 	enum    []any // strings, booleans and null only
 	hasEnum bool
 
-	properties    map[string]*fastSchema
-	required      []string
-	additional    *fastSchema // nil: any member
-	minProperties int
-	maxProperties int // -1: none
+	properties                   map[string]*fastSchema
+	required                     []string
+	additional                   *fastSchema // nil: any member
+	minProperties, maxProperties int         // maxProperties -1: none
 
 	items              *fastSchema // nil: any element
 	minItems, maxItems int         // maxItems -1: none
+}
+
+// bound is a numeric limit, when the schema sets it.
+type bound struct {
+	v   float64
+	set bool
 }
 
 type typeMask uint8
@@ -95,7 +98,7 @@ func compileFastSchema(raw []byte) *fastSchema {
 }
 
 func buildFast(v any, root bool) (*fastSchema, bool) {
-	f := &fastSchema{minLength: -1, maxLength: -1, maxProperties: -1, maxItems: -1}
+	f := &fastSchema{maxLength: -1, maxProperties: -1, maxItems: -1}
 	switch s := v.(type) {
 	case bool:
 		f.never = !s
@@ -121,14 +124,6 @@ func (f *fastSchema) keyword(k string, v any, root bool) bool {
 		return ok && root && fastDialects[s]
 	case "type":
 		return f.typeKeyword(v)
-	case "minLength":
-		n, ok := count(v)
-		f.minLength = n
-		return ok
-	case "maxLength":
-		n, ok := count(v)
-		f.maxLength = n
-		return ok
 	case "pattern":
 		s, ok := v.(string)
 		if !ok {
@@ -137,18 +132,6 @@ func (f *fastSchema) keyword(k string, v any, root bool) bool {
 		re, err := regexp.Compile(s)
 		f.pattern = re
 		return err == nil
-	case "minimum":
-		f.minimum, f.hasMin = exactBound(v)
-		return f.hasMin
-	case "maximum":
-		f.maximum, f.hasMax = exactBound(v)
-		return f.hasMax
-	case "exclusiveMinimum":
-		f.exclMinimum, f.hasExclMin = exactBound(v)
-		return f.hasExclMin
-	case "exclusiveMaximum":
-		f.exclMaximum, f.hasExclMax = exactBound(v)
-		return f.hasExclMax
 	case "enum":
 		list, ok := v.([]any)
 		if !ok || len(list) == 0 || f.hasEnum {
@@ -198,28 +181,55 @@ func (f *fastSchema) keyword(k string, v any, root bool) bool {
 		fs, ok := buildFast(v, false)
 		f.additional = fs
 		return ok
-	case "minProperties":
-		n, ok := count(v)
-		f.minProperties = max(n, 0)
-		return ok
-	case "maxProperties":
-		n, ok := count(v)
-		f.maxProperties = n
-		return ok
 	case "items":
 		fs, ok := buildFast(v, false) // a schema, not draft-07's tuple form
 		f.items = fs
 		return ok
-	case "minItems":
+	}
+	if p := f.countKeyword(k); p != nil {
 		n, ok := count(v)
-		f.minItems = max(n, 0)
-		return ok
-	case "maxItems":
-		n, ok := count(v)
-		f.maxItems = n
+		*p = n
 		return ok
 	}
+	if b := f.boundKeyword(k); b != nil {
+		b.v, b.set = exactBound(v)
+		return b.set
+	}
 	return false
+}
+
+// countKeyword returns the field of a keyword whose value is a count.
+func (f *fastSchema) countKeyword(k string) *int {
+	switch k {
+	case "minLength":
+		return &f.minLength
+	case "maxLength":
+		return &f.maxLength
+	case "minProperties":
+		return &f.minProperties
+	case "maxProperties":
+		return &f.maxProperties
+	case "minItems":
+		return &f.minItems
+	case "maxItems":
+		return &f.maxItems
+	}
+	return nil
+}
+
+// boundKeyword returns the field of a numeric limit keyword.
+func (f *fastSchema) boundKeyword(k string) *bound {
+	switch k {
+	case "minimum":
+		return &f.minimum
+	case "maximum":
+		return &f.maximum
+	case "exclusiveMinimum":
+		return &f.exclMinimum
+	case "exclusiveMaximum":
+		return &f.exclMaximum
+	}
+	return nil
 }
 
 func (f *fastSchema) typeKeyword(v any) bool {
@@ -324,7 +334,7 @@ func inEnum(enum []any, v any) bool {
 }
 
 func (f *fastSchema) acceptsString(s string) bool {
-	if f.minLength >= 0 || f.maxLength >= 0 {
+	if f.minLength > 0 || f.maxLength >= 0 {
 		n := utf8.RuneCountInString(s)
 		if n < f.minLength || (f.maxLength >= 0 && n > f.maxLength) {
 			return false
@@ -334,8 +344,8 @@ func (f *fastSchema) acceptsString(s string) bool {
 }
 
 func (f *fastSchema) acceptsNumber(x float64) bool {
-	return (!f.hasMin || x >= f.minimum) && (!f.hasMax || x <= f.maximum) &&
-		(!f.hasExclMin || x > f.exclMinimum) && (!f.hasExclMax || x < f.exclMaximum)
+	return (!f.minimum.set || x >= f.minimum.v) && (!f.maximum.set || x <= f.maximum.v) &&
+		(!f.exclMinimum.set || x > f.exclMinimum.v) && (!f.exclMaximum.set || x < f.exclMaximum.v)
 }
 
 func (f *fastSchema) acceptsObject(m map[string]any) bool {

@@ -28,13 +28,15 @@ func (g *schemaGen) pick(n int) int { return int(g.byte()) % n }
 func pickFrom[T any](g *schemaGen, list []T) T { return list[g.pick(len(list))] }
 
 var (
-	genNames    = []string{"a", "b", "c", "A", "é", ""}
-	genStrings  = []string{"", "a", "b", "ab", "abc", "é", "éé", "x", "a\x00", "日本語", "A"}
-	genNumbers  = []float64{0, 1, -1, 0.5, 1.5, 2, 3, -3, 4, 1e20, 9007199254740992, -9007199254740992, 1e-7}
-	genPatterns = []string{"^a", "b$", "^[a-z]*$", "x|y", "é", "^.{2}$", "", "^\\p{L}+$"}
-	genTypes    = []string{"null", "boolean", "object", "array", "number", "integer", "string"}
-	genBounds   = []float64{-3, -1, 0, 1, 2, 3, 9007199254740992, -9007199254740992, 1.5, 9007199254740994}
-	genDialects = []string{"https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-04/schema#"}
+	genNames      = []string{"a", "b", "c", "A", "é", ""}
+	genStrings    = []string{"", "a", "b", "ab", "abc", "é", "éé", "x", "a\x00", "日本語", "A"}
+	genNumbers    = []float64{0, 1, -1, 0.5, 1.5, 2, 3, -3, 4, 1e20, 9007199254740992, -9007199254740992, 1e-7}
+	genPatterns   = []string{"^a", "b$", "^[a-z]*$", "x|y", "é", "^.{2}$", "", "^\\p{L}+$"}
+	genTypes      = []string{"null", "boolean", "object", "array", "number", "integer", "string"}
+	genBounds     = []float64{-3, -1, 0, 1, 2, 3, 9007199254740992, -9007199254740992, 1.5, 9007199254740994}
+	genCounts     = []string{"minProperties", "maxProperties", "minItems", "maxItems"}
+	genBoundNames = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+	genDialects   = []string{"https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-04/schema#"}
 )
 
 // schema returns a schema value: a boolean or an object of keywords.
@@ -55,20 +57,12 @@ func (g *schemaGen) schema(depth int) any {
 			} else {
 				s["type"] = pickFrom(g, genTypes)
 			}
-		case 1:
-			s["minLength"] = float64(g.pick(4))
-		case 2:
-			s["maxLength"] = float64(g.pick(4))
+		case 1, 2:
+			s[pickFrom(g, []string{"minLength", "maxLength"})] = float64(g.pick(4))
 		case 3:
 			s["pattern"] = pickFrom(g, genPatterns)
-		case 4:
-			s["minimum"] = pickFrom(g, genBounds)
-		case 5:
-			s["maximum"] = pickFrom(g, genBounds)
-		case 6:
-			s["exclusiveMinimum"] = pickFrom(g, genBounds)
-		case 7:
-			s["exclusiveMaximum"] = pickFrom(g, genBounds)
+		case 4, 5, 6, 7:
+			s[pickFrom(g, genBoundNames)] = pickFrom(g, genBounds)
 		case 8:
 			var e []any
 			for range 1 + g.pick(3) {
@@ -95,18 +89,14 @@ func (g *schemaGen) schema(depth int) any {
 			if depth > 0 {
 				s["additionalProperties"] = g.schema(depth - 1)
 			}
-		case 14:
-			s["minProperties"] = float64(g.pick(3))
-		case 15:
-			s["maxProperties"] = float64(g.pick(3))
+		case 14, 15:
+			s[pickFrom(g, genCounts)] = float64(g.pick(3))
 		case 16:
 			if depth > 0 {
 				s["items"] = g.schema(depth - 1)
 			}
-		case 17:
-			s["minItems"] = float64(g.pick(3))
-		case 18:
-			s["maxItems"] = float64(g.pick(3))
+		case 17, 18:
+			s[pickFrom(g, genBoundNames)] = pickFrom(g, genBounds)
 		case 19:
 			switch g.pick(3) {
 			case 0:

@@ -210,8 +210,12 @@ var walkers = sync.Pool{New: func() any { return &walker{path: make([]pathElem, 
 // release drops what the walker holds of one evaluation and pools it.
 func (w *walker) release() {
 	clear(w.path[:cap(w.path)])
-	clear(w.topNames[:cap(w.topNames)])
-	*w = walker{path: w.path[:0], topNames: w.topNames[:0]}
+	names := w.topNames[:0]
+	if cap(names) > 256 {
+		names = nil // a pooled walker keeps no hostile call's million names
+	}
+	clear(names[:cap(names)])
+	*w = walker{path: w.path[:0], topNames: names}
 	walkers.Put(w)
 }
 
