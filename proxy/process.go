@@ -50,7 +50,7 @@ func startDownstream(argv []string, stderr io.Writer) (*downstream, error) {
 	// waits for that copy: a process that outlives the server while holding
 	// the pipe must not keep Wait from returning.
 	cmd.WaitDelay = time.Second
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = serverProcAttr()
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -62,45 +62,6 @@ func startDownstream(argv []string, stderr io.Writer) (*downstream, error) {
 	d := &downstream{cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: outR, exited: make(chan struct{})}
 	go d.wait()
 	return d, nil
-}
-
-// pipeSize is what blockingPipe asks for: the default pipe-max-size. A
-// 64 KiB pipe makes a 16 MiB result cost 256 context switches each way.
-const pipeSize = 1 << 20
-
-// blockingPipe makes a pipe in blocking mode with a 1 MiB buffer (when the
-// system allows it; a refusal changes nothing). Blocking, each relay
-// goroutine's read and write is one plain syscall on its own thread;
-// through Go's netpoller every message cost an extra epoll round and a
-// goroutine hand-off, and relaybench measured a 16 MiB result at 0.43x a
-// bare relay's speed that way against 0.70x blocking. The price: Close
-// does not interrupt a blocked read, so Run never waits on a read forever.
-// growPipe asks for a pipeSize buffer on f if f is a pipe (our stdin and
-// stdout, made by the agent); anything else, or a refusal, changes nothing.
-// It goes through SyscallConn: File.Fd would switch the file's mode.
-func growPipe(f any) {
-	sc, ok := f.(interface {
-		SyscallConn() (syscall.RawConn, error)
-	})
-	if !ok {
-		return
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return
-	}
-	_ = rc.Control(func(fd uintptr) {
-		_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, pipeSize)
-	})
-}
-
-func blockingPipe() (r, w *os.File, err error) {
-	var fds [2]int
-	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
-		return nil, nil, os.NewSyscallError("pipe2", err)
-	}
-	_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, uintptr(fds[1]), syscall.F_SETPIPE_SZ, pipeSize)
-	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
 }
 
 func (d *downstream) wait() {

@@ -168,10 +168,16 @@ func Run(cfg Config) int {
 func (r *relay) ingress() {
 	lines := newLineReader(r.cfg.Stdin, r.cfg.MaxRequestBytes)
 	var m message.Message // reused: nothing keeps a message past its turn
+	batch := 0            // lines read since the last flush
 	for {
 		if !lines.hasLine() {
 			r.flushToServer()
+			if batch > 1 {
+				yieldCPU()
+			}
+			batch = 0
 		}
+		batch++
 		line, err := lines.next()
 		switch {
 		case err == errTooLong:
@@ -311,10 +317,16 @@ func (r *relay) logVerdict(m *message.Message, v policy.Verdict) {
 func (r *relay) egress() {
 	lines := newLineReader(r.server.stdout, r.cfg.MaxResponseBytes)
 	var m message.Message // reused, as in ingress
+	batch := 0
 	for {
 		if !lines.hasLine() {
 			r.flushToAgent()
+			if batch > 1 {
+				yieldCPU()
+			}
+			batch = 0
 		}
+		batch++
 		line, err := lines.next()
 		switch {
 		case err == errTooLong:
