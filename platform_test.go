@@ -13,7 +13,10 @@ import (
 // calls (pipe sizing, the parent-death signal, sched_yield) live behind
 // build tags, and this keeps it that way. It cannot run the tests there.
 func TestBuildsForMacOS(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool := "go"
+	if root := runtime.GOROOT(); root != "" { // empty in a -trimpath build
+		goTool = filepath.Join(root, "bin", "go")
+	}
 	cmd := exec.Command(goTool, "vet", "./...")
 	cmd.Env = append(os.Environ(), "GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
