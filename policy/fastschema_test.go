@@ -2,9 +2,11 @@ package policy
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // schemaGen builds JSON Schemas in (and at the edges of) fastSchema's
@@ -248,5 +250,55 @@ func TestFastSchemaSubset(t *testing.T) {
 		if got != c.fast {
 			t.Errorf("%s: fast path built=%v, want %v", c.schema, got, c.fast)
 		}
+	}
+}
+
+// TestFastSchemaReferenceServers pins that every inputSchema the pinned
+// reference servers announce (server-filesystem and server-everything
+// 2026.8.31, captured from their tools/list into testdata) gets the fast
+// path, so enforcing a real server's schemas stays cheap, and holds the
+// fast verdict to kaptinlin's on valid and invalid arguments for them.
+func TestFastSchemaReferenceServers(t *testing.T) {
+	raw, err := os.ReadFile("testdata/reference-input-schemas.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers map[string]map[string]jsontext.Value
+	if err := json.Unmarshal(raw, &servers); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{
+		`{}`, `{"path":"a.txt"}`, `{"path":"a.txt","head":3}`, `{"path":"a.txt","head":"3"}`, `{"path":5}`,
+		`{"paths":["a","b"]}`, `{"paths":"a"}`, `{"path":"a","content":"x"}`,
+		`{"path":"a","edits":[{"oldText":"a","newText":"b"}],"dryRun":true}`, `{"path":"a","edits":[{"oldText":1}]}`,
+		`{"source":"a","destination":"b"}`, `{"path":"a","pattern":"*.go","excludePatterns":[]}`,
+		`{"message":"hi"}`, `{"a":1,"b":2}`, `{"a":"1","b":2}`, `{"duration":10,"steps":5}`, `{"messageType":"error","includeImage":true}`,
+		`{"resourceId":3}`, `{"resourceId":0}`, `{"count":-1}`, `{"location":"x"}`, `{"name":"x","data":"y","outputType":"resource"}`,
+	}
+	tools := 0
+	for server, schemas := range servers {
+		for name, schema := range schemas {
+			tools++
+			a, err := compileArgSchema(schema)
+			if err != nil {
+				t.Fatalf("%s %s: %v", server, name, err)
+			}
+			if a.fast == nil {
+				t.Errorf("%s %s: no fast path for %s", server, name, schema)
+				continue
+			}
+			for _, text := range args {
+				v, rej := decodeArgs([]byte(text), name)
+				if rej != nil {
+					t.Fatal(text)
+				}
+				if fast, slow := a.fast.accepts(v), a.s.Validate(v).IsValid(); fast != slow {
+					t.Errorf("%s %s %s: fast path says valid=%v, kaptinlin valid=%v", server, name, text, fast, slow)
+				}
+			}
+		}
+	}
+	if tools < 25 {
+		t.Fatalf("only %d reference tools read", tools)
 	}
 }
