@@ -4,9 +4,8 @@ package main
 
 import "os"
 
-// blockingPipe is os.Pipe outside Linux: no pipe sizing there, and the
-// figures of this benchmark are meant for Linux, where agents' servers
-// mostly run in CI and containers.
+// blockingPipe is os.Pipe outside Linux, where pipes cannot be sized: the
+// benchmark still runs there, but its figures are taken on Linux.
 func blockingPipe() (r, w *os.File, err error) { return os.Pipe() }
 
 // growPipe does nothing: only Linux sizes pipes.
