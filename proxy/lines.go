@@ -26,6 +26,7 @@ type lineReader struct {
 	max    int
 	buf    []byte
 	prefix []byte // the first bytes of the last over-long line
+	taken  int    // lines returned since drained last reported true
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
@@ -35,6 +36,7 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // next returns the next line without its newline. The slice is valid until
 // the next call. A last line without a newline at EOF is returned too.
 func (l *lineReader) next() ([]byte, error) {
+	l.taken++
 	l.buf = l.buf[:0]
 	over := false
 	for {
@@ -88,6 +90,17 @@ func (l *lineReader) hasLine() bool {
 	}
 	b, _ := l.br.Peek(n)
 	return bytes.IndexByte(b, '\n') >= 0
+}
+
+// drained reports whether no whole line is buffered, so that the next
+// read may block and the caller should flush first; batch reports that
+// more than one line was taken since it last said so (pipelined input).
+func (l *lineReader) drained() (drained, batch bool) {
+	if l.hasLine() {
+		return false, false
+	}
+	batch, l.taken = l.taken > 1, 0
+	return true, batch
 }
 
 // lineWriter serialises whole lines from several goroutines onto one

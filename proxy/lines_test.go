@@ -115,3 +115,35 @@ func FuzzLineReader(f *testing.F) {
 		}
 	})
 }
+
+// TestDrainedReportsBatches: the relay flushes when drained says so, and
+// yields the CPU only after a batch of more than one line.
+func TestDrainedReportsBatches(t *testing.T) {
+	pr, pw := io.Pipe()
+	l := newLineReader(pr, 1024)
+	go pw.Write([]byte("a\nb\n"))
+	if drained, _ := l.drained(); !drained {
+		t.Fatal("nothing buffered yet, but not drained")
+	}
+	for _, want := range []string{"a", "b"} {
+		line, err := l.next()
+		if err != nil || string(line) != want {
+			t.Fatalf("next = %q, %v; want %q", line, err, want)
+		}
+		if want == "a" {
+			if drained, _ := l.drained(); drained {
+				t.Fatal(`drained with "b" still buffered`)
+			}
+		}
+	}
+	if drained, batch := l.drained(); !drained || !batch {
+		t.Fatalf("after two lines: drained %v, batch %v", drained, batch)
+	}
+	go pw.Write([]byte("c\n"))
+	if _, err := l.next(); err != nil {
+		t.Fatal(err)
+	}
+	if drained, batch := l.drained(); !drained || batch {
+		t.Fatalf("after one line: drained %v, batch %v", drained, batch)
+	}
+}

@@ -168,16 +168,13 @@ func Run(cfg Config) int {
 func (r *relay) ingress() {
 	lines := newLineReader(r.cfg.Stdin, r.cfg.MaxRequestBytes)
 	var m message.Message // reused: nothing keeps a message past its turn
-	batch := 0            // lines read since the last flush
 	for {
-		if !lines.hasLine() {
+		if drained, batch := lines.drained(); drained {
 			r.flushToServer()
-			if batch > 1 {
+			if batch {
 				yieldCPU()
 			}
-			batch = 0
 		}
-		batch++
 		line, err := lines.next()
 		switch {
 		case err == errTooLong:
@@ -317,16 +314,13 @@ func (r *relay) logVerdict(m *message.Message, v policy.Verdict) {
 func (r *relay) egress() {
 	lines := newLineReader(r.server.stdout, r.cfg.MaxResponseBytes)
 	var m message.Message // reused, as in ingress
-	batch := 0
 	for {
-		if !lines.hasLine() {
+		if drained, batch := lines.drained(); drained {
 			r.flushToAgent()
-			if batch > 1 {
+			if batch {
 				yieldCPU()
 			}
-			batch = 0
 		}
-		batch++
 		line, err := lines.next()
 		switch {
 		case err == errTooLong:
