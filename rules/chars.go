@@ -104,6 +104,9 @@ const controlRemediation = "Remove control, bidi, zero-width and other invisible
 // Check rejects value if it holds a forbidden character or is not UTF-8.
 func (*ControlChars) Check(value string) *Finding {
 	for i := 0; i < len(value); {
+		if i += printableRun(value[i:]); i == len(value) {
+			break
+		}
 		c := value[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7F {

@@ -95,14 +95,11 @@ func NewDangerousFlags(long []string, shortPrefixes []string) (*DangerousFlags, 
 // Check rejects value if any word of it would turn on a listed flag or name
 // a response file.
 func (d *DangerousFlags) Check(value string) *Finding {
-	if !utf8.ValidString(value) {
-		return reject(CodeDangerousFlag, "argument is not valid UTF-8; a lenient decoder may read a dash in it", flagRemediation)
-	}
-	if plainWord(value) {
-		return nil
-	}
 	if isASCII(value) {
 		return d.checkASCIIWords(value)
+	}
+	if !utf8.ValidString(value) {
+		return reject(CodeDangerousFlag, "argument is not valid UTF-8; a lenient decoder may read a dash in it", flagRemediation)
 	}
 	return d.checkWords(value)
 }
@@ -117,64 +114,59 @@ func (d *DangerousFlags) checkWords(value string) *Finding {
 	return nil
 }
 
-// checkASCIIWords is checkWords for an ASCII value, without decoding runes:
-// a word that neither starts with '-' or '@' nor holds a quote or a
-// backslash (which normaliseWord drops) cannot be a flag, and is skipped.
-// FuzzFlagsASCIIPath holds it equal to checkWords.
+// checkASCIIWords is checkWords for an ASCII value, without decoding runes.
+// For ASCII, normaliseWord only drops quotes and backslashes, and checkWord
+// passes a word that does not start with '-' or '@'; so a word whose first
+// byte other than a quote or backslash is neither cannot be a flag, and is
+// skipped without being normalised. FuzzFlagsASCIIPath holds it equal to
+// checkWords.
 func (d *DangerousFlags) checkASCIIWords(value string) *Finding {
 	for i := 0; i < len(value); {
-		if isASCIISeparator(value[i]) {
+		if asciiWordByte[value[i]]&separator != 0 {
 			i++
 			continue
 		}
-		start, quoted := i, false
-		for ; i < len(value) && !isASCIISeparator(value[i]); i++ {
-			quoted = quoted || value[i] == '"' || value[i] == '\'' || value[i] == '\\'
+		start, lead := i, byte(0)
+		for ; i < len(value); i++ {
+			class := asciiWordByte[value[i]]
+			if class&separator != 0 {
+				break
+			}
+			if lead == 0 && class&quoting == 0 {
+				lead = value[i]
+			}
 		}
-		word := value[start:i]
-		if word[0] != '-' && word[0] != '@' && !quoted {
+		if lead != '-' && lead != '@' {
 			continue
 		}
-		if f := d.checkWord(normaliseWord(word)); f != nil {
+		if f := d.checkWord(normaliseWord(value[start:i])); f != nil {
 			return f
 		}
 	}
 	return nil
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
+// Classes of ASCII bytes in a word, for checkASCIIWords.
+const (
+	separator = 1 << iota // isArgSeparator: split words
+	quoting               // '"', '\'' and '\\': dropped by normaliseWord
+)
+
+var asciiWordByte = func() (t [256]uint8) {
+	for c := range utf8.RuneSelf {
+		if isArgSeparator(rune(c)) {
+			t[c] |= separator
 		}
 	}
-	return true
-}
+	t['"'] |= quoting
+	t['\''] |= quoting
+	t['\\'] |= quoting
+	return t
+}()
 
 // isASCIISeparator is isArgSeparator for ASCII: the white space of
 // unicode.IsSpace and the information separators U+001C–U+001F.
-func isASCIISeparator(c byte) bool {
-	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F)
-}
-
-// plainWord reports whether value is ASCII, has no separator, quote or
-// backslash, and starts with neither '-' nor '@': no listed flag can hide in
-// it. It keeps the common case free of allocation.
-func plainWord(value string) bool {
-	if value == "" {
-		return true
-	}
-	if value[0] == '-' || value[0] == '@' {
-		return false
-	}
-	for i := 0; i < len(value); i++ {
-		c := value[i]
-		if c >= utf8.RuneSelf || c <= ' ' || c == '"' || c == '\'' || c == '\\' || c == 0x7F {
-			return false
-		}
-	}
-	return true
-}
+func isASCIISeparator(c byte) bool { return asciiWordByte[c]&separator != 0 }
 
 // checkWord judges one normalised word.
 func (d *DangerousFlags) checkWord(w string) *Finding {
@@ -239,7 +231,7 @@ func flagFinding(listed string) *Finding {
 // ASCII and every dash-like rune to '-'. Case and '_' are kept (short
 // prefixes are case-sensitive); foldLong handles them for long flags.
 func normaliseWord(w string) string {
-	if plainASCII(w, `"'\\`) {
+	if isASCII(w) && !hasQuoting(w) {
 		return w
 	}
 	var b strings.Builder
@@ -261,7 +253,7 @@ func normaliseWord(w string) string {
 // runes that case-fold to an ASCII letter (K KELVIN SIGN, ſ LONG S), and '_'
 // as '-'.
 func foldLong(name string) string {
-	if plainASCII(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") {
+	if foldedASCII(name) {
 		return name
 	}
 	var b strings.Builder
@@ -290,10 +282,21 @@ func foldLong(name string) string {
 	return b.String()
 }
 
-// plainASCII reports whether s is ASCII without any byte from except.
-func plainASCII(s, except string) bool {
+// hasQuoting reports whether s holds a quote or a backslash.
+func hasQuoting(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf || strings.IndexByte(except, s[i]) >= 0 {
+		if asciiWordByte[s[i]]&quoting != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// foldedASCII reports whether s is ASCII without upper-case letters or '_':
+// foldLong would return it unchanged.
+func foldedASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c >= 'A' && c <= 'Z' || c == '_' {
 			return false
 		}
 	}

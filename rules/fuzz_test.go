@@ -197,3 +197,31 @@ func TestASCIISeparator(t *testing.T) {
 		}
 	}
 }
+
+// FuzzASCIIScans holds the eight-byte scans equal to their byte-wise
+// definitions, at every alignment.
+func FuzzASCIIScans(f *testing.F) {
+	for _, s := range []string{"", "plain ascii text, long enough", "0123456\x7f", "0123456\x1f89", "\x80", "abcdefgh\xc3\xa9", "        \x00", "~~~~~~~~ ", "abcdefghijklmnop\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for off := 0; off < min(len(s), 9); off++ {
+			v := s[off:]
+			ascii, run := true, len(v)
+			for i := 0; i < len(v); i++ {
+				if v[i] >= 0x80 {
+					ascii = false
+				}
+				if (v[i] < 0x20 || v[i] >= 0x7F) && run == len(v) {
+					run = i
+				}
+			}
+			if got := isASCII(v); got != ascii {
+				t.Fatalf("isASCII(%q) = %v", v, got)
+			}
+			if got := printableRun(v); got != run {
+				t.Fatalf("printableRun(%q) = %d, want %d", v, got, run)
+			}
+		}
+	})
+}
