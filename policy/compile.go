@@ -188,6 +188,7 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 		rule.rule = fmt.Sprintf("egress[%d]", i)
 		p.egress = append(p.egress, rule)
 	}
+	p.planCalls()
 	return p, errs
 }
 

@@ -14,8 +14,8 @@ import (
 // benchmark policy (flags, metacharacters, control characters, patterns,
 // durations, paths under a real root, a schema). Evaluation must not panic,
 // must give the same verdict twice, and must give the verdict it gives
-// with every schema's fast path removed: fastSchema changes the cost of a
-// verdict, never the verdict.
+// with every schema's fast path and every planned call removed: fastSchema
+// and callPlan change the cost of a verdict, never the verdict.
 func FuzzEvaluate(f *testing.F) {
 	root := f.TempDir()
 	os.MkdirAll(root+"/pkg", 0o755)
@@ -33,6 +33,10 @@ func FuzzEvaluate(f *testing.F) {
 			t.schema.fast = nil
 		}
 	}
+	if len(fast.calls) == 0 {
+		f.Fatal("no call planned ahead")
+	}
+	slow.calls = nil
 	for _, args := range []string{
 		`{"testArgs":["-v","--count=1","-race","./pkg/...","-timeout","90s"],"run":"TestParse|TestRelay$","path":"` + root + `/pkg","timeout":"90s","tags":"integration,slow"}`,
 		`{"testArgs":["--ROOTDIR=/"],"run":"x"}`, `{"testArgs":"--rootdir"}`, `{"testArgs":[1,2]}`, `{"run":5}`,
@@ -44,6 +48,8 @@ func FuzzEvaluate(f *testing.F) {
 	}
 	f.Add("lint", `{"args":["--config=x"],"path":"/tmp"}`)
 	f.Add("other_tool", `{"a":"$(id)"}`)
+	f.Add("other_*", `{"a":"$(id)"}`)
+	f.Add("build", `{"flags":["--exec"]}`)
 	f.Fuzz(func(t *testing.T, tool, args string) {
 		name, err := jsontext.AppendQuote(nil, tool)
 		if err != nil {

@@ -49,7 +49,8 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 
 func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 	tool := m.Name
-	d := s.p.tool(tool)
+	plan := s.p.callPlanFor(tool)
+	d := &plan.toolDecision
 	if d.denied {
 		return &message.Rejection{
 			ErrorCode:   CodeToolDenied,
@@ -59,7 +60,7 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 			Rule:        d.rule,
 		}
 	}
-	needsArgs := len(d.schemas) > 0 || d.serverSchema || s.p.hasIngressFor("tools/call", tool)
+	needsArgs := len(d.schemas) > 0 || d.serverSchema || len(plan.rules) > 0
 	if !needsArgs {
 		return nil
 	}
@@ -101,7 +102,7 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 			validated = true
 		}
 	}
-	return s.checkArgs("tools/call", tool, args, validated)
+	return s.checkArgs(plan.rules, tool, args, validated)
 }
 
 func decodeArgs(raw []byte, tool string) (any, *message.Rejection) {
@@ -138,18 +139,18 @@ func schemaRejection(tool, rule, which string, errs []message.ValidationError, r
 
 // checkRules decodes raw arguments and runs the ingress rules for method.
 func (s *Session) checkRules(method, name string, raw []byte, validated bool) *message.Rejection {
-	if !s.p.hasIngressFor(method, name) {
+	if len(s.p.ingress) == 0 {
+		return nil
+	}
+	rs := s.p.rulesFor(method, name)
+	if len(rs) == 0 {
 		return nil
 	}
 	args, rej := decodeArgs(raw, name)
 	if rej != nil {
 		return rej
 	}
-	return s.checkArgs(method, name, args, validated)
-}
-
-func (p *Policy) hasIngressFor(method, name string) bool {
-	return len(p.ingress) > 0 && len(p.rulesFor(method, name)) > 0
+	return s.checkArgs(rs, name, args, validated)
 }
 
 // maxCachedRuleSets bounds the cache of rules per (method, name): names come
@@ -185,15 +186,15 @@ func (r *ingressRule) appliesTo(method, name string) bool {
 	return false
 }
 
-// checkArgs runs every ingress rule that applies, in policy order; the
-// first failure is the rejection. validated says a JSON Schema accepted
-// the arguments, which makes non-string values at selected fields
-// legitimate (the check has nothing to say about a number).
-func (s *Session) checkArgs(method, name string, args any, validated bool) *message.Rejection {
+// checkArgs runs the ingress rules that apply (rs, in policy order) on a
+// call of name; the first failure is the rejection. validated says a JSON
+// Schema accepted the arguments, which makes non-string values at selected
+// fields legitimate (the check has nothing to say about a number).
+func (s *Session) checkArgs(rs []*ingressRule, name string, args any, validated bool) *message.Rejection {
 	w := walkers.Get().(*walker)
 	defer w.release()
 	w.tool, w.validated = name, validated
-	for _, r := range s.p.rulesFor(method, name) {
+	for _, r := range rs {
 		for _, sel := range r.fields {
 			if rej := w.judgeSelector(r, sel, args, false); rej != nil {
 				// Walk again in member order so the reported failure does

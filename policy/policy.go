@@ -34,8 +34,54 @@ type Policy struct {
 	ingress []*ingressRule
 	egress  []*egressRule
 
+	// calls holds the tools/call plan of every tool name written in the
+	// policy, made once so that judging a call of a listed tool matches no
+	// glob and allocates nothing to find its rules. A plan is exact for
+	// its name whatever the name is (a glob written in the policy is also
+	// a possible, literal tool name), so any name may be planned ahead.
+	calls map[string]*callPlan
+
 	ruleSets     sync.Map // method+"\x00"+name → []*ingressRule (see rulesFor)
 	ruleSetCount atomic.Int64
+}
+
+// callPlan is everything the policy says about calls of one tool: the
+// tools: decision and the ingress rules that apply, in policy order.
+type callPlan struct {
+	toolDecision
+	rules []*ingressRule
+}
+
+// planCalls fills p.calls for the tool names written in tools: and in the
+// ingress rules' tools lists.
+func (p *Policy) planCalls() {
+	p.calls = map[string]*callPlan{}
+	add := func(name string) {
+		if _, done := p.calls[name]; !done {
+			p.calls[name] = p.newCallPlan(name)
+		}
+	}
+	for _, t := range p.tools {
+		add(t.pattern)
+	}
+	for _, r := range p.ingress {
+		for _, name := range r.tools {
+			add(name)
+		}
+	}
+}
+
+func (p *Policy) newCallPlan(tool string) *callPlan {
+	return &callPlan{toolDecision: p.tool(tool), rules: p.rulesFor("tools/call", tool)}
+}
+
+// callPlanFor returns the plan for calls of tool: made in advance for a
+// tool the policy names, else now.
+func (p *Policy) callPlanFor(tool string) *callPlan {
+	if c, ok := p.calls[tool]; ok {
+		return c
+	}
+	return p.newCallPlan(tool)
 }
 
 // Baseline is the policy applied without --policy: strict parsing, egress
@@ -47,7 +93,7 @@ func Baseline() *Policy {
 // WithMode returns a copy of p with its mode replaced (the --mode flag).
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
-		RejectAsError: p.RejectAsError, tools: p.tools, ingress: p.ingress, egress: p.egress}
+		RejectAsError: p.RejectAsError, tools: p.tools, ingress: p.ingress, egress: p.egress, calls: p.calls}
 }
 
 // sortTools puts exact names before globs, each in name order, so that
