@@ -38,6 +38,8 @@ type fastSchema struct {
 
 	properties                   map[string]*fastSchema
 	required                     []string
+	requiredBit                  map[string]uint64 // each distinct required name's bit, when at most 64
+	requiredAll                  uint64
 	additional                   *fastSchema // nil: any member
 	minProperties, maxProperties int         // maxProperties -1: none
 
@@ -176,6 +178,15 @@ func (f *fastSchema) keyword(k string, v any, root bool) bool {
 			}
 			f.required = append(f.required, s)
 		}
+		if len(f.required) <= 64 {
+			f.requiredBit = map[string]uint64{}
+			for _, name := range f.required {
+				if _, dup := f.requiredBit[name]; !dup {
+					f.requiredBit[name] = 1 << len(f.requiredBit)
+				}
+			}
+			f.requiredAll = 1<<len(f.requiredBit) - 1
+		}
 		return true
 	case "additionalProperties":
 		fs, ok := buildFast(v, false)
@@ -276,58 +287,72 @@ func simpleScalar(v any) bool {
 	return false
 }
 
-// accepts reports whether the decoded arguments certainly satisfy the
-// schema. false means "ask kaptinlin", not "invalid".
-func (f *fastSchema) accepts(v any) bool {
+// accepts reports whether the value at node i of the argument tree
+// certainly satisfies the schema. false means "ask kaptinlin", not
+// "invalid".
+func (f *fastSchema) accepts(t *argTree, i int32) bool {
 	if f.never {
 		return false
 	}
-	if f.types != 0 && f.types&typeOf(v) == 0 {
+	n := &t.nodes[i]
+	if f.types != 0 && f.types&typeOf(n) == 0 {
 		return false
 	}
-	if f.hasEnum && !inEnum(f.enum, v) {
+	if f.hasEnum && !inEnum(f.enum, n) {
 		return false
 	}
-	switch x := v.(type) {
-	case string:
-		return f.acceptsString(x)
-	case float64:
-		return f.acceptsNumber(x)
-	case map[string]any:
-		return f.acceptsObject(x)
-	case []any:
-		return f.acceptsArray(x)
+	switch n.kind {
+	case argString:
+		return f.acceptsString(n.str)
+	case argNumber:
+		return f.acceptsNumber(n.number())
+	case argObject:
+		return f.acceptsObject(t, i)
+	case argArray:
+		return f.acceptsArray(t, i)
 	}
 	return true
 }
 
 // typeOf is the instance's type as kaptinlin classifies it: a number is
 // also an integer when it has no fractional part.
-func typeOf(v any) typeMask {
-	switch x := v.(type) {
-	case nil:
+func typeOf(n *argNode) typeMask {
+	switch n.kind {
+	case argNull:
 		return typeNull
-	case bool:
+	case argTrue, argFalse:
 		return typeBoolean
-	case string:
+	case argString:
 		return typeString
-	case float64:
-		if x == math.Trunc(x) && !math.IsInf(x, 0) {
+	case argNumber:
+		if x := n.number(); x == math.Trunc(x) {
 			return typeNumber | typeInteger
 		}
 		return typeNumber
-	case map[string]any:
+	case argObject:
 		return typeObject
-	case []any:
+	case argArray:
 		return typeArray
 	}
 	return 0
 }
 
-func inEnum(enum []any, v any) bool {
+// inEnum compares a scalar with an enum of strings, booleans and null.
+func inEnum(enum []any, n *argNode) bool {
 	for _, e := range enum {
-		if e == v { // strings, booleans and nil compare by value
-			return true
+		switch e := e.(type) {
+		case string:
+			if n.kind == argString && n.str == e {
+				return true
+			}
+		case bool:
+			if n.kind == argTrue && e || n.kind == argFalse && !e {
+				return true
+			}
+		case nil:
+			if n.kind == argNull {
+				return true
+			}
 		}
 	}
 	return false
@@ -348,34 +373,42 @@ func (f *fastSchema) acceptsNumber(x float64) bool {
 		(!f.exclMinimum.set || x > f.exclMinimum.v) && (!f.exclMaximum.set || x < f.exclMaximum.v)
 }
 
-func (f *fastSchema) acceptsObject(m map[string]any) bool {
-	if len(m) < f.minProperties || (f.maxProperties >= 0 && len(m) > f.maxProperties) {
+func (f *fastSchema) acceptsObject(t *argTree, i int32) bool {
+	size := int(t.nodes[i].len)
+	if size < f.minProperties || (f.maxProperties >= 0 && size > f.maxProperties) {
 		return false
 	}
-	for _, name := range f.required {
-		if _, ok := m[name]; !ok {
-			return false
-		}
-	}
-	for name, v := range m {
-		if sub, ok := f.properties[name]; ok {
-			if !sub.accepts(v) {
+	if f.requiredBit == nil {
+		// More than 64 required names: look each up.
+		for _, name := range f.required {
+			if _, ok := t.member(i, name); !ok {
 				return false
 			}
-		} else if f.additional != nil && !f.additional.accepts(v) {
+		}
+	}
+	var present uint64 // the required names seen, one bit each
+	for c := i + 1; c < t.nodes[i].end; c = t.nodes[c].end {
+		name := t.nodes[c].name
+		present |= f.requiredBit[name]
+		if sub, ok := f.properties[name]; ok {
+			if !sub.accepts(t, c) {
+				return false
+			}
+		} else if f.additional != nil && !f.additional.accepts(t, c) {
 			return false
 		}
 	}
-	return true
+	return f.requiredBit == nil || present == f.requiredAll
 }
 
-func (f *fastSchema) acceptsArray(a []any) bool {
-	if len(a) < f.minItems || (f.maxItems >= 0 && len(a) > f.maxItems) {
+func (f *fastSchema) acceptsArray(t *argTree, i int32) bool {
+	size := int(t.nodes[i].len)
+	if size < f.minItems || (f.maxItems >= 0 && size > f.maxItems) {
 		return false
 	}
 	if f.items != nil {
-		for _, e := range a {
-			if !f.items.accepts(e) {
+		for c := i + 1; c < t.nodes[i].end; c = t.nodes[c].end {
+			if !f.items.accepts(t, c) {
 				return false
 			}
 		}

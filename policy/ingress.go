@@ -64,13 +64,14 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 	if !needsArgs {
 		return nil
 	}
-	args, rej := decodeArgs(m.Arguments, tool)
-	if rej != nil {
+	w := walkers.Get().(*walker)
+	defer w.release()
+	if rej := w.parseArgs(m.Arguments, tool); rej != nil {
 		return rej
 	}
 	validated := false
 	for _, sch := range d.schemas {
-		if errs := sch.validate(args); errs != nil {
+		if errs := sch.validate(&w.tree); errs != nil {
 			return schemaRejection(tool, d.schemaRule, "the policy's schema", errs, false)
 		}
 		validated = true
@@ -96,25 +97,22 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 			}
 		}
 		if sch != nil {
-			if errs := sch.validate(args); errs != nil {
+			if errs := sch.validate(&w.tree); errs != nil {
 				return schemaRejection(tool, "server_schema", "the server's inputSchema", errs, false)
 			}
 			validated = true
 		}
 	}
-	return s.checkArgs(plan.rules, tool, args, validated)
+	return w.checkArgs(plan.rules, tool, validated)
 }
 
-func decodeArgs(raw []byte, tool string) (any, *message.Rejection) {
-	var args any = map[string]any{}
-	if raw != nil {
-		args = nil
-		if err := json.Unmarshal(raw, &args); err != nil {
-			return nil, &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(tool),
-				Error: "rejected MCP input: arguments cannot be decoded", Remediation: "Send arguments as a JSON object."}
-		}
+// parseArgs decodes the raw arguments of a call of tool into w's tree.
+func (w *walker) parseArgs(raw []byte, tool string) *message.Rejection {
+	if w.tree.parse(raw) != nil {
+		return &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(tool),
+			Error: "rejected MCP input: arguments cannot be decoded", Remediation: "Send arguments as a JSON object."}
 	}
-	return args, nil
+	return nil
 }
 
 func schemaRejection(tool, rule, which string, errs []message.ValidationError, retryable bool) *message.Rejection {
@@ -146,11 +144,12 @@ func (s *Session) checkRules(method, name string, raw []byte, validated bool) *m
 	if len(rs) == 0 {
 		return nil
 	}
-	args, rej := decodeArgs(raw, name)
-	if rej != nil {
+	w := walkers.Get().(*walker)
+	defer w.release()
+	if rej := w.parseArgs(raw, name); rej != nil {
 		return rej
 	}
-	return s.checkArgs(rs, name, args, validated)
+	return w.checkArgs(rs, name, validated)
 }
 
 // maxCachedRuleSets bounds the cache of rules per (method, name): names come
@@ -190,33 +189,37 @@ func (r *ingressRule) appliesTo(method, name string) bool {
 // call of name; the first failure is the rejection. validated says a JSON
 // Schema accepted the arguments, which makes non-string values at selected
 // fields legitimate (the check has nothing to say about a number).
-func (s *Session) checkArgs(rs []*ingressRule, name string, args any, validated bool) *message.Rejection {
-	w := walkers.Get().(*walker)
-	defer w.release()
+func (w *walker) checkArgs(rs []*ingressRule, name string, validated bool) *message.Rejection {
 	w.tool, w.validated = name, validated
 	for _, r := range rs {
 		for _, sel := range r.fields {
-			if rej := w.judgeSelector(r, sel, args, false); rej != nil {
-				// Walk again in member order so the reported failure does
-				// not depend on map order.
-				return w.judgeSelector(r, sel, args, true)
+			if rej := w.judgeSelector(r, sel, false); rej != nil {
+				// Walk again in member-name order so the reported failure
+				// does not depend on the order the agent wrote.
+				return w.judgeSelector(r, sel, true)
 			}
 		}
 	}
 	return nil
 }
 
-var walkers = sync.Pool{New: func() any { return &walker{path: make([]pathElem, 0, 8)} }}
+var walkers = sync.Pool{New: func() any {
+	return &walker{path: make([]pathElem, 0, 8), tree: argTree{nodes: make([]argNode, 0, 256)}}
+}}
+
+// maxPooledNodes bounds the tree a pooled walker keeps for reuse: a
+// hostile call's million values are not kept alive after it.
+const maxPooledNodes = 4096
 
 // release drops what the walker holds of one evaluation and pools it.
 func (w *walker) release() {
 	clear(w.path[:cap(w.path)])
-	names := w.topNames[:0]
-	if cap(names) > 256 {
-		names = nil // a pooled walker keeps no hostile call's million names
+	nodes := w.tree.nodes[:0]
+	if cap(nodes) > maxPooledNodes {
+		nodes = nil
 	}
-	clear(names[:cap(names)])
-	*w = walker{path: w.path[:0], topNames: names}
+	clear(nodes[:cap(nodes)])
+	*w = walker{path: w.path[:0], tree: argTree{nodes: nodes}}
 	walkers.Put(w)
 }
 
@@ -234,16 +237,16 @@ func (w *walker) release() {
 func (w *walker) judge(mt match) *message.Rejection {
 	r, tool, validated := w.rule, w.tool, w.validated
 	var f *rules.Finding
-	if s, ok := mt.text(); ok {
+	if s, ok := w.text(mt); ok {
 		f = r.check.Check(s)
 	} else {
-		switch v := mt.value.(type) {
-		case map[string]any, []any:
+		switch w.tree.nodes[mt.node].kind {
+		case argObject, argArray:
 			// Search the container with the same walker: every string
 			// inside is judged as an element, not as a named field.
 			named := w.named
 			w.named = false
-			w.allStrings(v)
+			w.allStrings(mt.node)
 			rej := w.rej
 			w.named, w.rej = named, nil
 			if rej != nil || validated || !named {
@@ -272,7 +275,7 @@ func (w *walker) judge(mt match) *message.Rejection {
 	if rem == "" {
 		rem = "Change the value of " + field + " so that it passes the policy's " + r.checkName + " check."
 	}
-	val, _ := mt.text()
+	val, _ := w.text(mt)
 	return &message.Rejection{
 		Value:       val,
 		ErrorCode:   f.Code,

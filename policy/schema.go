@@ -41,13 +41,22 @@ func compileArgSchema(raw []byte) (*argSchema, error) {
 	return &argSchema{s: s, fast: compileFastSchema(raw)}, nil
 }
 
-// validate checks decoded arguments. Failures carry the keyword, the
+// validate checks a call's arguments. Failures carry the keyword, the
 // instance path and a message made from the validator's stable code, never
 // its prose: that prose can quote the caller's value.
-func (a *argSchema) validate(args any) []message.ValidationError {
-	if a.fast != nil && a.fast.accepts(args) {
+func (a *argSchema) validate(t *argTree) []message.ValidationError {
+	if a.fast != nil && a.fast.accepts(t, 0) {
 		return nil
 	}
+	args, err := t.any()
+	if err != nil {
+		return []message.ValidationError{{Keyword: "schema", Message: "arguments cannot be decoded"}}
+	}
+	return a.validateAny(args)
+}
+
+// validateAny is validate for arguments decoded into any, by kaptinlin.
+func (a *argSchema) validateAny(args any) []message.ValidationError {
 	a.mu.Lock()
 	res := a.s.Validate(args)
 	a.mu.Unlock()

@@ -114,28 +114,30 @@ func (s Selector) endsInName() bool {
 // callback: it is rendered (renderPath) only when a check fails.
 type match struct {
 	path   []pathElem
-	value  any    // the value reached; nil for a member name
+	node   int32  // the value reached, in the walker's tree
 	name   string // the member name reached (isName)
-	isName bool   // a member name (only under **), in name, not value
+	isName bool   // a member name (only under **), in name, not node
 }
 
 // text is the string a match holds, if it holds one.
-func (m match) text() (string, bool) {
+func (w *walker) text(m match) (string, bool) {
 	if m.isName {
 		return m.name, true
 	}
-	s, ok := m.value.(string)
-	return s, ok
+	n := &w.tree.nodes[m.node]
+	return n.str, n.kind == argString
 }
 
-// walker walks selectors over decoded arguments and judges every value
-// they reach with one rule; the first rejection stops the walk. One walker
-// serves a whole evaluation (reset per rule and selector) so that judging
-// a call does not allocate per value. With sorted, object members are
-// visited in name order, so the first failure is the same on every run;
-// without, in map order, which costs no allocation (the evaluator walks
-// unsorted and walks again sorted only to report a failure).
+// walker walks selectors over a call's argument tree and judges every
+// value they reach with one rule; the first rejection stops the walk. One
+// walker serves a whole evaluation (reset per rule and selector) so that
+// judging a call does not allocate per value. Object members are visited
+// in document order; with sorted, in name order, which is what a
+// rejection reports: the evaluator walks in document order and walks again
+// sorted only to report a failure, so that the field a rejection names does
+// not depend on how the agent ordered its members.
 type walker struct {
+	tree      argTree
 	rule      *ingressRule
 	tool      string
 	validated bool // a JSON Schema accepted the arguments
@@ -143,48 +145,51 @@ type walker struct {
 	sorted    bool
 	rej       *message.Rejection
 	path      []pathElem
-
-	// The arguments' own member names, listed once per evaluation: most
-	// selectors start with a name, and finding its fold variants by
-	// ranging over the map for every rule cost more than the checks.
-	atTop    bool
-	topNames []string
-	topKnown bool
 }
 
-// judgeSelector walks sel over args with rule r and returns the first
-// rejection.
-func (w *walker) judgeSelector(r *ingressRule, sel Selector, args any, sorted bool) *message.Rejection {
+// judgeSelector walks sel over the arguments with rule r and returns the
+// first rejection.
+func (w *walker) judgeSelector(r *ingressRule, sel Selector, sorted bool) *message.Rejection {
 	w.rule, w.named, w.sorted, w.rej, w.path = r, sel.endsInName(), sorted, nil, w.path[:0]
-	w.atTop = true
-	w.walk(sel.segs, args)
+	w.walk(sel.segs, 0)
 	return w.rej
 }
 
-// keys returns the member names of m, sorted when the walk is.
-func (w *walker) keys(m map[string]any, fn func(k string)) {
+// members calls fn with each member of object i (name order when the walk
+// is sorted) until a check fails.
+func (w *walker) members(i int32, fn func(c int32)) {
 	if !w.sorted {
-		for k := range m {
-			if w.rej != nil {
-				return
-			}
-			fn(k)
+		for c := i + 1; c < w.tree.nodes[i].end && w.rej == nil; c = w.tree.nodes[c].end {
+			fn(c)
 		}
 		return
 	}
-	for _, k := range sortedKeys(m) {
+	for _, c := range w.sortedMembers(i, func(int32) bool { return true }) {
 		if w.rej != nil {
 			return
 		}
-		fn(k)
+		fn(c)
 	}
 }
 
-// emit reports a value; v is passed as the interface it already is, so
-// no string is boxed again.
-func (w *walker) emit(v any) {
+// sortedMembers lists the members of object i that keep accepts, in name
+// order. The list is fresh: the walk recurses while it is in use.
+func (w *walker) sortedMembers(i int32, keep func(c int32) bool) []int32 {
+	nodes := w.tree.nodes
+	var out []int32
+	for c := i + 1; c < nodes[i].end; c = nodes[c].end {
+		if keep(c) {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return nodes[out[a]].name < nodes[out[b]].name })
+	return out
+}
+
+// emit reports the value at node i.
+func (w *walker) emit(i int32) {
 	if w.rej == nil {
-		w.rej = w.judge(match{path: w.path, value: v})
+		w.rej = w.judge(match{path: w.path, node: i})
 	}
 }
 
@@ -194,146 +199,125 @@ func (w *walker) emitName(k string) {
 	}
 }
 
-func (w *walker) into(e pathElem, segs []segment, v any) {
+func (w *walker) into(e pathElem, segs []segment, i int32) {
 	w.path = append(w.path, e)
-	w.walk(segs, v)
+	w.walk(segs, i)
 	w.path = w.path[:len(w.path)-1]
 }
 
-func (w *walker) walk(segs []segment, v any) {
-	atTop := w.atTop
-	w.atTop = false
+func (w *walker) intoMember(segs []segment, c int32) {
+	w.into(pathElem{name: w.tree.nodes[c].name, index: -1}, segs, c)
+}
+
+// intoElements walks segs from every element of array i.
+func (w *walker) intoElements(segs []segment, i int32) {
+	nodes := w.tree.nodes
+	for c, k := i+1, 0; c < nodes[i].end && w.rej == nil; c, k = nodes[c].end, k+1 {
+		w.into(pathElem{index: k}, segs, c)
+	}
+}
+
+func (w *walker) walk(segs []segment, i int32) {
 	if w.rej != nil {
 		return
 	}
 	if len(segs) == 0 {
-		w.emit(v)
+		w.emit(i)
 		return
 	}
+	nodes := w.tree.nodes
+	kind := nodes[i].kind
 	seg, rest := segs[0], segs[1:]
 	switch seg.kind {
 	case segName:
-		obj, ok := v.(map[string]any)
-		if !ok {
+		if kind != argObject {
 			return
 		}
 		// Usually one member matches; sort only when fold variants add more.
-		var first string
-		var more []string
-		consider := func(k string) {
-			if strings.EqualFold(k, seg.name) {
-				if first == "" && more == nil {
-					first = k
-				} else {
-					more = append(more, k)
+		first, matches := int32(-1), 0
+		for c := i + 1; c < nodes[i].end; c = nodes[c].end {
+			if strings.EqualFold(nodes[c].name, seg.name) {
+				if matches == 0 {
+					first = c
 				}
+				matches++
 			}
 		}
-		if atTop {
-			for _, k := range w.argumentNames(obj) {
-				consider(k)
+		switch {
+		case matches == 1:
+			w.intoMember(rest, first)
+		case matches > 1:
+			folds := func(c int32) bool { return strings.EqualFold(nodes[c].name, seg.name) }
+			for _, c := range w.sortedMembers(i, folds) {
+				w.intoMember(rest, c)
 			}
-		} else {
-			for k := range obj {
-				consider(k)
-			}
-		}
-		if more != nil {
-			more = append(more, first)
-			sort.Strings(more)
-			for _, k := range more {
-				w.into(pathElem{name: k, index: -1}, rest, obj[k])
-			}
-		} else if first != "" {
-			w.into(pathElem{name: first, index: -1}, rest, obj[first])
 		}
 	case segAnyMember:
-		switch x := v.(type) {
-		case map[string]any:
-			w.keys(x, func(k string) { w.into(pathElem{name: k, index: -1}, rest, x[k]) })
-		case []any: // JavaScript reads an array as an object with index keys
-			for i, e := range x {
-				w.into(pathElem{index: i}, rest, e)
-			}
+		switch kind {
+		case argObject:
+			w.members(i, func(c int32) { w.intoMember(rest, c) })
+		case argArray: // JavaScript reads an array as an object with index keys
+			w.intoElements(rest, i)
 		default:
-			w.walk(rest, v) // shape confusion: see below
+			w.walk(rest, i) // shape confusion: see below
 		}
 	case segIndex, segAnyIndex:
-		arr, ok := v.([]any)
-		if !ok {
-			if _, isObj := v.(map[string]any); !isObj {
-				// Shape confusion: "--inspect" where ["--inspect"] was
-				// expected. A lenient server may take a lone string for
-				// a one-element list, so the string is checked as the
-				// element would have been.
-				w.walk(rest, v)
-			}
+		switch kind {
+		case argObject:
+			return
+		case argArray:
+		default:
+			// Shape confusion: "--inspect" where ["--inspect"] was
+			// expected. A lenient server may take a lone string for a
+			// one-element list, so the string is checked as the element
+			// would have been.
+			w.walk(rest, i)
 			return
 		}
-		if seg.kind == segIndex {
-			if seg.index < len(arr) {
-				w.into(pathElem{index: seg.index}, rest, arr[seg.index])
-			}
+		if seg.kind == segAnyIndex {
+			w.intoElements(rest, i)
 			return
 		}
-		for i, e := range arr {
-			w.into(pathElem{index: i}, rest, e)
+		for c, k := i+1, 0; c < nodes[i].end; c, k = nodes[c].end, k+1 {
+			if k == seg.index {
+				w.into(pathElem{index: k}, rest, c)
+				return
+			}
 		}
 	case segAnyDepth:
 		if len(rest) > 0 {
 			// `a.**.b`: b at any depth below.
-			w.walk(rest, v)
-			switch x := v.(type) {
-			case map[string]any:
-				w.keys(x, func(k string) { w.into(pathElem{name: k, index: -1}, segs, x[k]) })
-			case []any:
-				for i, e := range x {
-					w.into(pathElem{index: i}, segs, e)
-				}
+			w.walk(rest, i)
+			switch kind {
+			case argObject:
+				w.members(i, func(c int32) { w.intoMember(segs, c) })
+			case argArray:
+				w.intoElements(segs, i)
 			}
 			return
 		}
-		w.allStrings(v)
+		w.allStrings(i)
 	}
 }
 
-// argumentNames returns the member names of the arguments object, listed
-// on the first call of an evaluation.
-func (w *walker) argumentNames(obj map[string]any) []string {
-	if !w.topKnown {
-		w.topNames, w.topKnown = w.topNames[:0], true
-		for k := range obj {
-			w.topNames = append(w.topNames, k)
-		}
-	}
-	return w.topNames
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// allStrings reaches every string under v, member names included.
-func (w *walker) allStrings(v any) {
-	switch x := v.(type) {
-	case string:
-		w.emit(v)
-	case map[string]any:
-		w.keys(x, func(k string) {
-			w.path = append(w.path, pathElem{name: k, index: -1})
-			w.emitName(k)
-			w.allStrings(x[k])
+// allStrings reaches every string at or under node i, member names included.
+func (w *walker) allStrings(i int32) {
+	switch w.tree.nodes[i].kind {
+	case argString:
+		w.emit(i)
+	case argObject:
+		w.members(i, func(c int32) {
+			name := w.tree.nodes[c].name
+			w.path = append(w.path, pathElem{name: name, index: -1})
+			w.emitName(name)
+			w.allStrings(c)
 			w.path = w.path[:len(w.path)-1]
 		})
-	case []any:
-		for i, e := range x {
-			w.path = append(w.path, pathElem{index: i})
-			w.allStrings(e)
+	case argArray:
+		nodes := w.tree.nodes
+		for c, k := i+1, 0; c < nodes[i].end && w.rej == nil; c, k = nodes[c].end, k+1 {
+			w.path = append(w.path, pathElem{index: k})
+			w.allStrings(c)
 			w.path = w.path[:len(w.path)-1]
 		}
 	}
