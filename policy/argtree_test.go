@@ -3,8 +3,8 @@ package policy
 import (
 	"reflect"
 	"strings"
-	"unsafe"
 	"testing"
+	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
