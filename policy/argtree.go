@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -258,6 +259,14 @@ func (s *argScanner) str() (string, error) {
 		return "", errArgs
 	}
 	start := s.i
+	if end := strings.IndexByte(text[start+1:], '"'); end >= 0 {
+		// The common string has no escape: find its end with two
+		// vectorised searches rather than byte by byte.
+		if body := text[start+1 : start+1+end]; strings.IndexByte(body, '\\') < 0 {
+			s.i = start + end + 2
+			return body, nil
+		}
+	}
 	escaped := false
 	for s.i++; s.i < len(text); s.i++ {
 		switch text[s.i] {

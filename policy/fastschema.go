@@ -359,7 +359,9 @@ func inEnum(enum []any, n *argNode) bool {
 }
 
 func (f *fastSchema) acceptsString(s string) bool {
-	if f.minLength > 0 || f.maxLength >= 0 {
+	// A code point takes one to four bytes, so the byte length often
+	// settles both bounds without counting.
+	if f.minLength > len(s)/utf8.UTFMax || (f.maxLength >= 0 && len(s) > f.maxLength) {
 		n := utf8.RuneCountInString(s)
 		if n < f.minLength || (f.maxLength >= 0 && n > f.maxLength) {
 			return false

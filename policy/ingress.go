@@ -214,11 +214,11 @@ const maxPooledNodes = 4096
 // release drops what the walker holds of one evaluation and pools it.
 func (w *walker) release() {
 	clear(w.path[:cap(w.path)])
+	clear(w.tree.nodes) // past len they are still clear from the last release
 	nodes := w.tree.nodes[:0]
 	if cap(nodes) > maxPooledNodes {
 		nodes = nil
 	}
-	clear(nodes[:cap(nodes)])
 	*w = walker{path: w.path[:0], tree: argTree{nodes: nodes}}
 	walkers.Put(w)
 }

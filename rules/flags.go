@@ -116,34 +116,54 @@ func (d *DangerousFlags) checkWords(value string) *Finding {
 
 // checkASCIIWords is checkWords for an ASCII value, without decoding runes.
 // For ASCII, normaliseWord only drops quotes and backslashes, and checkWord
-// passes a word that does not start with '-' or '@'; so a word whose first
-// byte other than a quote or backslash is neither cannot be a flag, and is
-// skipped without being normalised. FuzzFlagsASCIIPath holds it equal to
-// checkWords.
+// passes a word that does not start with '-' or '@'; so only a word whose
+// lead (its first byte other than a quote or backslash) is '-' or '@' can
+// be a flag. It finds those leads with vectorised searches for '-' and '@'
+// instead of looking at every byte, and judges their words left to right.
+// FuzzFlagsASCIIPath holds it equal to checkWords.
 func (d *DangerousFlags) checkASCIIWords(value string) *Finding {
-	for i := 0; i < len(value); {
-		if asciiWordByte[value[i]]&separator != 0 {
-			i++
-			continue
+	next := [2]int{indexFrom(value, 0, '-'), indexFrom(value, 0, '@')}
+	for {
+		p := next[0]
+		if p < 0 || (next[1] >= 0 && next[1] < p) {
+			p = next[1]
 		}
-		start, lead := i, byte(0)
-		for ; i < len(value); i++ {
-			class := asciiWordByte[value[i]]
-			if class&separator != 0 {
-				break
+		if p < 0 {
+			return nil
+		}
+		// The word's start, if only quoting stands between it and p.
+		start := p
+		for start > 0 && asciiWordByte[value[start-1]]&quoting != 0 {
+			start--
+		}
+		resume := p + 1
+		if start == 0 || asciiWordByte[value[start-1]]&separator != 0 {
+			end := p + 1
+			for end < len(value) && asciiWordByte[value[end]]&separator == 0 {
+				end++
 			}
-			if lead == 0 && class&quoting == 0 {
-				lead = value[i]
+			if f := d.checkWord(normaliseWord(value[start:end])); f != nil {
+				return f
 			}
+			resume = end // no other lead in this word
 		}
-		if lead != '-' && lead != '@' {
-			continue
-		}
-		if f := d.checkWord(normaliseWord(value[start:i])); f != nil {
-			return f
+		for k, c := range [2]byte{'-', '@'} {
+			if next[k] >= 0 && next[k] < resume {
+				next[k] = indexFrom(value, resume, c)
+			}
 		}
 	}
-	return nil
+}
+
+// indexFrom is the index of the first c in s at or after from, or -1.
+func indexFrom(s string, from int, c byte) int {
+	if from >= len(s) {
+		return -1
+	}
+	if i := strings.IndexByte(s[from:], c); i >= 0 {
+		return from + i
+	}
+	return -1
 }
 
 // Classes of ASCII bytes in a word, for checkASCIIWords.
