@@ -192,7 +192,11 @@ func (r *ingressRule) appliesTo(method, name string) bool {
 func (w *walker) checkArgs(rs []*ingressRule, name string, validated bool) *message.Rejection {
 	w.tool, w.validated = name, validated
 	for _, r := range rs {
-		for _, sel := range r.fields {
+		for i := range r.fields {
+			sel := &r.fields[i]
+			if w.reachesNothing(sel) {
+				continue
+			}
 			if rej := w.judgeSelector(r, sel, false); rej != nil {
 				// Walk again in member-name order so the reported failure
 				// does not depend on the order the agent wrote.

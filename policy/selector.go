@@ -149,10 +149,42 @@ type walker struct {
 
 // judgeSelector walks sel over the arguments with rule r and returns the
 // first rejection.
-func (w *walker) judgeSelector(r *ingressRule, sel Selector, sorted bool) *message.Rejection {
+func (w *walker) judgeSelector(r *ingressRule, sel *Selector, sorted bool) *message.Rejection {
 	w.rule, w.named, w.sorted, w.rej, w.path = r, sel.endsInName(), sorted, nil, w.path[:0]
 	w.walk(sel.segs, 0)
 	return w.rej
+}
+
+// reachesNothing reports, cheaply, that sel selects nothing in the
+// arguments because it starts with a member name the arguments do not
+// have in any case: most rules of a policy name fields a given call does
+// not carry, and this spares them a walk.
+func (w *walker) reachesNothing(sel *Selector) bool {
+	if sel.segs[0].kind != segName {
+		return false
+	}
+	_, matches := w.foldMembers(0, sel.segs[0].name)
+	return matches == 0
+}
+
+// foldMembers counts the members of node i whose name equals name under
+// case folding, and returns the first of them; a node that is not an
+// object has none.
+func (w *walker) foldMembers(i int32, name string) (first int32, matches int) {
+	nodes := w.tree.nodes
+	if nodes[i].kind != argObject {
+		return -1, 0
+	}
+	first = -1
+	for c := i + 1; c < nodes[i].end; c = nodes[c].end {
+		if strings.EqualFold(nodes[c].name, name) {
+			if matches == 0 {
+				first = c
+			}
+			matches++
+		}
+	}
+	return first, matches
 }
 
 // members calls fn with each member of object i (name order when the walk
@@ -230,19 +262,8 @@ func (w *walker) walk(segs []segment, i int32) {
 	seg, rest := segs[0], segs[1:]
 	switch seg.kind {
 	case segName:
-		if kind != argObject {
-			return
-		}
 		// Usually one member matches; sort only when fold variants add more.
-		first, matches := int32(-1), 0
-		for c := i + 1; c < nodes[i].end; c = nodes[c].end {
-			if strings.EqualFold(nodes[c].name, seg.name) {
-				if matches == 0 {
-					first = c
-				}
-				matches++
-			}
-		}
+		first, matches := w.foldMembers(i, seg.name)
 		switch {
 		case matches == 1:
 			w.intoMember(rest, first)
