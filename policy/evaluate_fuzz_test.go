@@ -71,3 +71,29 @@ func FuzzEvaluate(f *testing.F) {
 		}
 	})
 }
+
+// TestUnlistedPlan: a policy without tool entries or ingress rules judges
+// every tool alike from one plan, and that plan follows unknown_tools.
+func TestUnlistedPlan(t *testing.T) {
+	deny, err := Load("deny.yaml", []byte("version: 1\nunknown_tools: deny\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p      *Policy
+		denied bool
+	}{{Baseline(), false}, {Baseline().WithMode(Audit), false}, {deny, true}, {deny.WithMode(Audit), true}} {
+		if c.p.unlisted == nil {
+			t.Fatalf("%s: no plan for unlisted tools", c.p.Source)
+		}
+		for _, tool := range []string{"read_file", "x/y", "other_tool"} {
+			m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"a":"$(id)"}}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := c.p.NewSession().Ingress(m); (v.Rejection != nil) != c.denied {
+				t.Errorf("%s %q: rejection %+v, want denied=%v", c.p.Source, tool, v.Rejection, c.denied)
+			}
+		}
+	}
+}

@@ -40,6 +40,9 @@ type Policy struct {
 	// its name whatever the name is (a glob written in the policy is also
 	// a possible, literal tool name), so any name may be planned ahead.
 	calls map[string]*callPlan
+	// unlisted is the plan of every tool not in calls, when that plan
+	// cannot depend on the name: no tool entries and no ingress rules.
+	unlisted *callPlan
 
 	ruleSets     sync.Map // method+"\x00"+name → []*ingressRule (see rulesFor)
 	ruleSetCount atomic.Int64
@@ -69,6 +72,9 @@ func (p *Policy) planCalls() {
 			add(name)
 		}
 	}
+	if len(p.tools) == 0 && len(p.ingress) == 0 {
+		p.unlisted = p.newCallPlan("")
+	}
 }
 
 func (p *Policy) newCallPlan(tool string) *callPlan {
@@ -81,19 +87,24 @@ func (p *Policy) callPlanFor(tool string) *callPlan {
 	if c, ok := p.calls[tool]; ok {
 		return c
 	}
+	if p.unlisted != nil {
+		return p.unlisted
+	}
 	return p.newCallPlan(tool)
 }
 
 // Baseline is the policy applied without --policy: strict parsing, egress
 // hygiene, logging, every tool allowed.
 func Baseline() *Policy {
-	return &Policy{Source: "baseline", Mode: Enforce}
+	p := &Policy{Source: "baseline", Mode: Enforce}
+	p.planCalls()
+	return p
 }
 
 // WithMode returns a copy of p with its mode replaced (the --mode flag).
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
-		RejectAsError: p.RejectAsError, tools: p.tools, ingress: p.ingress, egress: p.egress, calls: p.calls}
+		RejectAsError: p.RejectAsError, tools: p.tools, ingress: p.ingress, egress: p.egress, calls: p.calls, unlisted: p.unlisted}
 }
 
 // sortTools puts exact names before globs, each in name order, so that
