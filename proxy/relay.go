@@ -97,6 +97,7 @@ func Run(cfg Config) int {
 	// does not inherit an ignored SIGPIPE.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
+	reserveProcs()
 	growPipe(cfg.Stdin)
 	growPipe(cfg.Stdout)
 	server, err := startDownstream(cfg.Argv, cfg.Stderr)

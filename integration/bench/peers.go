@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 )
 
@@ -219,10 +220,15 @@ func lineBuffered(r *bufio.Reader) bool {
 // relay is the floor every stdio proxy pays: it starts the server and copies
 // lines both ways with no checks, in the way a careful proxy would — blocking
 // pipes of pipeSize (no netpoller hop), one bufio reader and writer per
-// direction, a write per batch of complete lines. It forwards whole lines,
+// direction, a write per batch of complete lines, and a P more than its two
+// blocked loops, as mcpguard takes (see proxy.relayProcs), so that the Go
+// runtime's sysmon does not retake them from their reads. It forwards whole lines,
 // as any proxy that must see a message before passing it on has to; with
 // stream it copies a long line's bytes as they arrive instead.
 func relay(argv []string, stream bool) int {
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 3 {
+		runtime.GOMAXPROCS(3)
+	}
 	inR, inW, err := blockingPipe()
 	if err != nil {
 		return 127
