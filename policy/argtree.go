@@ -155,13 +155,7 @@ func (s *argScanner) value(name string, depth int) error {
 	switch c := text[s.i]; {
 	case c == '{':
 		n.kind = argObject
-		s.i++
-		if s.space(); s.i < len(text) && text[s.i] == '}' {
-			s.i++
-			break
-		}
-		for {
-			s.space()
+		count, err := s.sequence('}', func() error {
 			k, err := s.str()
 			if err != nil {
 				return err
@@ -171,43 +165,19 @@ func (s *argScanner) value(name string, depth int) error {
 			}
 			s.i++
 			s.space()
-			if err := s.value(k, depth+1); err != nil {
-				return err
-			}
-			n.len++
-			if s.space(); s.i < len(text) && text[s.i] == ',' {
-				s.i++
-				continue
-			}
-			if s.i < len(text) && text[s.i] == '}' {
-				s.i++
-				break
-			}
-			return errArgs
+			return s.value(k, depth+1)
+		})
+		if err != nil {
+			return err
 		}
+		n.len = count
 	case c == '[':
 		n.kind = argArray
-		s.i++
-		if s.space(); s.i < len(text) && text[s.i] == ']' {
-			s.i++
-			break
+		count, err := s.sequence(']', func() error { return s.value("", depth+1) })
+		if err != nil {
+			return err
 		}
-		for {
-			s.space()
-			if err := s.value("", depth+1); err != nil {
-				return err
-			}
-			n.len++
-			if s.space(); s.i < len(text) && text[s.i] == ',' {
-				s.i++
-				continue
-			}
-			if s.i < len(text) && text[s.i] == ']' {
-				s.i++
-				break
-			}
-			return errArgs
-		}
+		n.len = count
 	case c == '"':
 		str, err := s.str()
 		if err != nil {
@@ -237,6 +207,33 @@ func (s *argScanner) value(name string, depth int) error {
 	n.end = int32(len(s.t.nodes))
 	s.t.nodes[at] = n
 	return nil
+}
+
+// sequence reads the members or elements of the container whose opening
+// bracket is at s.i, up to its closing byte, with item reading one of
+// them; it returns how many there were.
+func (s *argScanner) sequence(closing byte, item func() error) (int32, error) {
+	text := s.t.text
+	s.i++
+	if s.space(); s.i < len(text) && text[s.i] == closing {
+		s.i++
+		return 0, nil
+	}
+	for count := int32(1); ; count++ {
+		s.space()
+		if err := item(); err != nil {
+			return 0, err
+		}
+		if s.space(); s.i < len(text) && text[s.i] == ',' {
+			s.i++
+			continue
+		}
+		if s.i < len(text) && text[s.i] == closing {
+			s.i++
+			return count, nil
+		}
+		return 0, errArgs
+	}
 }
 
 func isNumberByte(c byte) bool {
