@@ -52,11 +52,6 @@ func (a *argSchema) validate(t *argTree) []message.ValidationError {
 	if err != nil {
 		return []message.ValidationError{{Keyword: "schema", Message: "arguments cannot be decoded"}}
 	}
-	return a.validateAny(args)
-}
-
-// validateAny is validate for arguments decoded into any, by kaptinlin.
-func (a *argSchema) validateAny(args any) []message.ValidationError {
 	a.mu.Lock()
 	res := a.s.Validate(args)
 	a.mu.Unlock()
