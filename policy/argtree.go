@@ -106,16 +106,6 @@ func (t *argTree) any() (any, error) {
 	return v, err
 }
 
-// children calls fn with the index of each member or element of node i,
-// in document order, until fn returns false.
-func (t *argTree) children(i int32, fn func(c int32) bool) {
-	for c := i + 1; c < t.nodes[i].end; c = t.nodes[c].end {
-		if !fn(c) {
-			return
-		}
-	}
-}
-
 // member returns the index of the member of object i named exactly name.
 func (t *argTree) member(i int32, name string) (int32, bool) {
 	for c := i + 1; c < t.nodes[i].end; c = t.nodes[c].end {

@@ -10,6 +10,16 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
+// children calls fn with the index of each member or element of node i,
+// in document order.
+func (t *argTree) children(i int32, fn func(c int32) bool) {
+	for c := i + 1; c < t.nodes[i].end; c = t.nodes[c].end {
+		if !fn(c) {
+			return
+		}
+	}
+}
+
 // treeValue rebuilds the value at node i as json.Unmarshal would decode it
 // into any.
 func treeValue(t *argTree, i int32) any {

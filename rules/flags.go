@@ -184,10 +184,6 @@ var asciiWordByte = func() (t [256]uint8) {
 	return t
 }()
 
-// isASCIISeparator is isArgSeparator for ASCII: the white space of
-// unicode.IsSpace and the information separators U+001C–U+001F.
-func isASCIISeparator(c byte) bool { return asciiWordByte[c]&separator != 0 }
-
 // checkWord judges one normalised word.
 func (d *DangerousFlags) checkWord(w string) *Finding {
 	if w == "" {

@@ -188,16 +188,6 @@ func FuzzFlagsASCIIPath(f *testing.F) {
 	})
 }
 
-// TestASCIISeparator: the byte test of the ASCII path agrees with
-// isArgSeparator on every ASCII byte.
-func TestASCIISeparator(t *testing.T) {
-	for i := 0; i < 0x80; i++ {
-		if got, want := isASCIISeparator(byte(i)), isArgSeparator(rune(i)); got != want {
-			t.Errorf("isASCIISeparator(%#x) = %v, isArgSeparator %v", i, got, want)
-		}
-	}
-}
-
 // FuzzASCIIScans holds the eight-byte scans equal to their byte-wise
 // definitions, at every alignment.
 func FuzzASCIIScans(f *testing.F) {
