@@ -50,20 +50,39 @@ func (f inFlight) id() jsontext.Value {
 // pendingTable tracks the agent's requests in flight, keyed by id. When the
 // server goes away, close hands every one of them back so each gets an error
 // reply: nothing waits forever.
+//
+// The ingress loop adds and the egress loop takes, on two threads, for
+// every call. Integer ids, what clients send, mostly counting up, go in a
+// ring indexed by the id's low bits: a batch of 64 requests fills 64
+// neighbouring slots, which the other thread then reads in order, where a
+// hash map scattered them over random cache lines that each missed on the
+// other core (integration/bench: the map cost the pipelined relay about a
+// tenth of its throughput). An integer id whose slot is held by another id
+// in flight, and every string id, go in a map.
 type pendingTable struct {
-	mu sync.Mutex
-	// Integer ids (what clients send) and string ids in maps of their
-	// own: hashing an int64 is cheaper than hashing a struct with a string.
+	mu     sync.Mutex
+	ring   []ringSlot // ringSize slots, made on first use
 	nums   map[int64]inFlight
 	strs   map[string]inFlight
+	n      int // requests in flight, in the ring and the maps
 	closed bool
+}
+
+// ringSize is a power of two above maxInFlight, so that ids counting up
+// never collide while the agent keeps within the bound.
+const ringSize = 1 << 14
+
+type ringSlot struct {
+	used bool
+	num  int64
+	call policy.Call
 }
 
 func newPendingTable() *pendingTable {
 	return &pendingTable{nums: make(map[int64]inFlight), strs: make(map[string]inFlight)}
 }
 
-func (p *pendingTable) size() int { return len(p.nums) + len(p.strs) }
+func (p *pendingTable) size() int { return p.n }
 
 func (p *pendingTable) add(key message.Key, f inFlight) error {
 	p.mu.Lock()
@@ -71,7 +90,7 @@ func (p *pendingTable) add(key message.Key, f inFlight) error {
 	switch {
 	case p.closed:
 		return errGone
-	case p.size() >= maxInFlight:
+	case p.n >= maxInFlight:
 		return errTooMany
 	case !key.Valid:
 		return errNoID
@@ -81,12 +100,27 @@ func (p *pendingTable) add(key message.Key, f inFlight) error {
 			return errDuplicateID
 		}
 		p.strs[key.Str] = f
+		p.n++
 		return nil
 	}
-	if _, dup := p.nums[key.Num]; dup {
+	if p.ring == nil {
+		p.ring = make([]ringSlot, ringSize)
+	}
+	slot := &p.ring[uint64(key.Num)%ringSize]
+	if slot.used && slot.num == key.Num {
 		return errDuplicateID
 	}
-	p.nums[key.Num] = f
+	if len(p.nums) > 0 {
+		if _, dup := p.nums[key.Num]; dup {
+			return errDuplicateID
+		}
+	}
+	if slot.used {
+		p.nums[key.Num] = f
+	} else {
+		*slot = ringSlot{used: true, num: key.Num, call: f.call}
+	}
+	p.n++
 	return nil
 }
 
@@ -102,9 +136,22 @@ func (p *pendingTable) take(key message.Key) (inFlight, bool) {
 			delete(p.strs, key.Str)
 		}
 	default:
+		if p.ring != nil {
+			if slot := &p.ring[uint64(key.Num)%ringSize]; slot.used && slot.num == key.Num {
+				f, ok = inFlight{num: key.Num, call: slot.call}, true
+				*slot = ringSlot{}
+				break
+			}
+		}
+		if len(p.nums) == 0 {
+			break
+		}
 		if f, ok = p.nums[key.Num]; ok {
 			delete(p.nums, key.Num)
 		}
+	}
+	if ok {
+		p.n--
 	}
 	return f, ok
 }
@@ -115,6 +162,12 @@ func (p *pendingTable) close() []inFlight {
 	defer p.mu.Unlock()
 	p.closed = true
 	out := make([]inFlight, 0, p.size())
+	for i := range p.ring {
+		if slot := &p.ring[i]; slot.used {
+			out = append(out, inFlight{num: slot.num, call: slot.call})
+			*slot = ringSlot{}
+		}
+	}
 	for _, f := range p.nums {
 		out = append(out, f)
 	}
@@ -123,5 +176,6 @@ func (p *pendingTable) close() []inFlight {
 	}
 	clear(p.nums)
 	clear(p.strs)
+	p.n = 0
 	return out
 }

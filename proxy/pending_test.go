@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"fmt"
+	"math"
+	"strconv"
 	"testing"
 
 	"github.com/mcpguard/mcpguard/message"
@@ -13,14 +16,14 @@ func BenchmarkPending(b *testing.B) {
 	p := newPendingTable()
 	var next, oldest int64
 	for ; next < 64; next++ {
-		p.add(message.Key{Num: next}, inFlight{})
+		p.add(message.Key{Num: next, Valid: true}, inFlight{})
 	}
 	for b.Loop() {
-		if _, ok := p.take(message.Key{Num: oldest}); !ok {
+		if _, ok := p.take(message.Key{Num: oldest, Valid: true}); !ok {
 			b.Fatal("lost", oldest)
 		}
 		oldest++
-		p.add(message.Key{Num: next}, inFlight{})
+		p.add(message.Key{Num: next, Valid: true}, inFlight{})
 		next++
 	}
 }
@@ -55,5 +58,91 @@ func TestPendingNullID(t *testing.T) {
 	}
 	if got := len(p.close()); got != 0 {
 		t.Fatalf("%d requests left after taking the only one", got)
+	}
+}
+
+// FuzzPending holds the table to a plain map of what is in flight, for any
+// sequence of adds and takes, with ids chosen to collide in the ring (equal
+// modulo ringSize, negative, the extremes) and string ids that look like
+// integers: nothing is lost, nothing is answered twice, a duplicate is
+// refused, and close hands back exactly what is left.
+func FuzzPending(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 1, 0})
+	f.Add([]byte{0, 1, 0, 2, 1, 1, 0, 1, 1, 2, 1, 2})
+	f.Add([]byte{0, 3, 0, 4, 0, 5, 1, 4, 0, 4, 1, 3, 1, 5})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		ids := []int64{0, 1, ringSize, 2 * ringSize, -ringSize, 1 + ringSize, -1, math.MaxInt64, math.MinInt64, 7}
+		p := newPendingTable()
+		model := map[Key]bool{}
+		for i := 0; i+1 < len(ops); i += 2 {
+			op, which := ops[i]%3, int(ops[i+1])
+			var key message.Key
+			if which >= len(ids) {
+				key = message.Key{Str: strconv.Itoa(which % 4), IsString: true, Valid: true}
+			} else {
+				key = message.Key{Num: ids[which], Valid: true}
+			}
+			call := policy.Call{Tool: fmt.Sprint(key)}
+			switch op {
+			case 0, 1:
+				err := p.add(key, inFlight{num: key.Num, call: call})
+				if model[Key(key)] != (err == errDuplicateID) || (err != nil && err != errDuplicateID) {
+					t.Fatalf("op %d: add %+v: %v, in flight: %v", i/2, key, err, model[Key(key)])
+				}
+				model[Key(key)] = true
+			case 2:
+				f, ok := p.take(key)
+				if ok != model[Key(key)] || (ok && f.call != call) {
+					t.Fatalf("op %d: take %+v: %v %+v, in flight: %v", i/2, key, ok, f, model[Key(key)])
+				}
+				delete(model, Key(key))
+			}
+			if p.size() != len(model) {
+				t.Fatalf("op %d: size %d, want %d", i/2, p.size(), len(model))
+			}
+		}
+		left := p.close()
+		if len(left) != len(model) {
+			t.Fatalf("close returned %d, want %d", len(left), len(model))
+		}
+		for _, f := range left {
+			if f.call.Tool == "" {
+				t.Fatalf("close returned a request without its call: %+v", f)
+			}
+		}
+		if err := p.add(message.Key{Num: 1, Valid: true}, inFlight{}); err != errGone {
+			t.Fatalf("add after close: %v, want errGone", err)
+		}
+	})
+}
+
+// Key is message.Key as a map key of the model (the same fields).
+type Key message.Key
+
+// TestPendingRingCollision: two integer ids in one ring slot are both kept,
+// each answered once, and the later one is still a duplicate of itself
+// after the earlier one is gone.
+func TestPendingRingCollision(t *testing.T) {
+	p := newPendingTable()
+	a, b := message.Key{Num: 5, Valid: true}, message.Key{Num: 5 + ringSize, Valid: true}
+	for _, k := range []message.Key{a, b} {
+		if err := p.add(k, inFlight{num: k.Num}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := p.take(a); !ok {
+		t.Fatal("the first id of the slot was lost")
+	}
+	if err := p.add(b, inFlight{num: b.Num}); err != errDuplicateID {
+		t.Fatalf("adding %d again after %d left its slot: %v, want errDuplicateID", b.Num, a.Num, err)
+	}
+	if f, ok := p.take(b); !ok || f.num != b.Num {
+		t.Fatalf("the second id of the slot: %v %+v", ok, f)
+	}
+	if _, ok := p.take(b); ok {
+		t.Fatal("an id was answered twice")
+	}
+	if p.size() != 0 {
+		t.Fatalf("size %d after taking everything", p.size())
 	}
 }
