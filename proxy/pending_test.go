@@ -73,7 +73,7 @@ func FuzzPending(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		ids := []int64{0, 1, ringSize, 2 * ringSize, -ringSize, 1 + ringSize, -1, math.MaxInt64, math.MinInt64, 7}
 		p := newPendingTable()
-		model := map[Key]bool{}
+		model := map[message.Key]bool{}
 		for i := 0; i+1 < len(ops); i += 2 {
 			op, which := ops[i]%3, int(ops[i+1])
 			var key message.Key
@@ -86,16 +86,16 @@ func FuzzPending(f *testing.F) {
 			switch op {
 			case 0, 1:
 				err := p.add(key, inFlight{num: key.Num, call: call})
-				if model[Key(key)] != (err == errDuplicateID) || (err != nil && err != errDuplicateID) {
-					t.Fatalf("op %d: add %+v: %v, in flight: %v", i/2, key, err, model[Key(key)])
+				if model[key] != (err == errDuplicateID) || (err != nil && err != errDuplicateID) {
+					t.Fatalf("op %d: add %+v: %v, in flight: %v", i/2, key, err, model[key])
 				}
-				model[Key(key)] = true
+				model[key] = true
 			case 2:
 				f, ok := p.take(key)
-				if ok != model[Key(key)] || (ok && f.call != call) {
-					t.Fatalf("op %d: take %+v: %v %+v, in flight: %v", i/2, key, ok, f, model[Key(key)])
+				if ok != model[key] || (ok && f.call != call) {
+					t.Fatalf("op %d: take %+v: %v %+v, in flight: %v", i/2, key, ok, f, model[key])
 				}
-				delete(model, Key(key))
+				delete(model, key)
 			}
 			if p.size() != len(model) {
 				t.Fatalf("op %d: size %d, want %d", i/2, p.size(), len(model))
@@ -115,9 +115,6 @@ func FuzzPending(f *testing.F) {
 		}
 	})
 }
-
-// Key is message.Key as a map key of the model (the same fields).
-type Key message.Key
 
 // TestPendingRingCollision: two integer ids in one ring slot are both kept,
 // each answered once, and the later one is still a duplicate of itself
