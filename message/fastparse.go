@@ -31,6 +31,7 @@ func parseSpans(m *Message, line []byte) bool {
 	if !val.ok || val.topOver {
 		return false
 	}
+	lastName := m.Name // a session calls few tools: most names repeat
 	*m = Message{Raw: line, TextPlain: val.textPlain}
 	var version, method jsontext.Value
 	for _, s := range val.top[:val.nTop] {
@@ -77,7 +78,7 @@ func parseSpans(m *Message, line []byte) bool {
 			}
 			for _, s := range val.params[:val.nParams] {
 				name := memberName(s.name(line), s.escapedName, commonNames)
-				if foldVariant(name, paramsMembers) || m.readParam(name, s.value(line)) != nil {
+				if foldVariant(name, paramsMembers) || m.readParam(name, s.value(line), lastName) != nil {
 					return false
 				}
 			}

@@ -1,6 +1,7 @@
 package message
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -65,7 +66,7 @@ func (m *Message) readParams() *Error {
 		if err != nil {
 			return err
 		}
-		bad = m.readParam(name, v)
+		bad = m.readParam(name, v, "")
 		return nil
 	})
 	if bad != nil {
@@ -97,7 +98,7 @@ func (m *Message) readParamsInline(d *decoder, line []byte) *Error {
 		if err != nil {
 			return decodeError(err)
 		}
-		if bad := m.readParam(name, v); bad != nil {
+		if bad := m.readParam(name, v, ""); bad != nil {
 			return bad
 		}
 	}
@@ -108,7 +109,10 @@ func (m *Message) readParamsInline(d *decoder, line []byte) *Error {
 	return nil
 }
 
-func (m *Message) readParam(name string, v jsontext.Value) *Error {
+// readParam checks one params member and keeps it when policies judge it.
+// lastName is a tool or prompt name to reuse when the member spells the
+// same one, so that a repeated call costs no allocation for its name.
+func (m *Message) readParam(name string, v jsontext.Value, lastName string) *Error {
 	switch name {
 	case "_meta":
 		if v.Kind() != '{' {
@@ -134,7 +138,11 @@ func (m *Message) readParam(name string, v jsontext.Value) *Error {
 		if v.Kind() != '"' {
 			return invalid(jsonrpc2.CodeInvalidParams, "params.name must be a string")
 		}
-		m.Name = unquote(v)
+		if body := v[1 : len(v)-1]; string(body) == lastName && bytes.IndexByte(body, '\\') < 0 {
+			m.Name = lastName // without escapes, the raw text is the name
+		} else {
+			m.Name = unquote(v)
+		}
 	case "arguments":
 		if !judged(m.Method, "tools/call", "prompts/get") {
 			return nil

@@ -307,3 +307,35 @@ func FuzzValidateGrammar(f *testing.F) {
 		checkFastPath(t, b)
 	})
 }
+
+// FuzzParseIntoReused parses two lines into one Message, as the relay's
+// loops do, and holds the second result to a fresh Parse of that line: what
+// ParseInto keeps from the last message (a tool name to reuse) must never
+// show through. The seeds are names that read alike only before unescaping.
+func FuzzParseIntoReused(f *testing.F) {
+	call := func(name string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`)
+	}
+	f.Add(call(`a\\\\b`), call(`a\\b`))
+	f.Add(call(`a\\b`), call(`a\\\\b`))
+	f.Add(call(`run`), call(`r\u0075n`))
+	f.Add(call(`r\u0075n`), call(`run`))
+	f.Add(call(`echo`), call(`echo`))
+	f.Add(call(`echo`), []byte(`{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"echo"}}`))
+	f.Add(call(`echo`), []byte(`{"jsonrpc":"2.0","id":2,"result":{}}`))
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		var m Message
+		_ = ParseInto(&m, first)
+		err := ParseInto(&m, second)
+		fresh, ferr := Parse(second)
+		if (err == nil) != (ferr == nil) {
+			t.Fatalf("after %q, ParseInto(%q) err %v; fresh Parse err %v", first, second, err, ferr)
+		}
+		if err != nil {
+			return
+		}
+		if !reflect.DeepEqual(normalized(&m), normalized(fresh)) {
+			t.Fatalf("after %q, ParseInto(%q) = %+v; fresh Parse = %+v", first, second, m, *fresh)
+		}
+	})
+}
