@@ -169,12 +169,14 @@ func Run(cfg Config) int {
 func (r *relay) ingress() {
 	lines := newLineReader(r.cfg.Stdin, r.cfg.MaxRequestBytes)
 	var m message.Message // reused: nothing keeps a message past its turn
+	var batches batchCounter
 	for {
 		if drained, batch := lines.drained(); drained {
 			r.flushToServer()
 			if batch {
 				yieldCPU()
 			}
+			batches.done()
 		}
 		line, err := lines.next()
 		switch {
@@ -315,12 +317,14 @@ func (r *relay) logVerdict(m *message.Message, v policy.Verdict) {
 func (r *relay) egress() {
 	lines := newLineReader(r.server.stdout, r.cfg.MaxResponseBytes)
 	var m message.Message // reused, as in ingress
+	var batches batchCounter
 	for {
 		if drained, batch := lines.drained(); drained {
 			r.flushToAgent()
 			if batch {
 				yieldCPU()
 			}
+			batches.done()
 		}
 		line, err := lines.next()
 		switch {

@@ -222,7 +222,10 @@ func lineBuffered(r *bufio.Reader) bool {
 // pipes of pipeSize (no netpoller hop), one bufio reader and writer per
 // direction, a write per batch of complete lines, and a P more than its two
 // blocked loops, as mcpguard takes (see proxy.relayProcs), so that the Go
-// runtime's sysmon does not retake them from their reads. It forwards whole lines,
+// runtime's sysmon does not retake them from their reads, and, as mcpguard
+// does (see proxy.passScheduler), a trip through the scheduler every 16
+// batches, so that sysmon does not take a loop for a goroutine running
+// forever and preempt it every 10 ms. It forwards whole lines,
 // as any proxy that must see a message before passing it on has to; with
 // stream it copies a long line's bytes as they arrive instead.
 func relay(argv []string, stream bool) int {
@@ -267,6 +270,7 @@ func copyLines(dst io.Writer, src io.Reader, stream bool) {
 	r := bufio.NewReaderSize(src, 64<<10)
 	w := bufio.NewWriterSize(dst, 64<<10)
 	var long []byte
+	batches := 0
 	for {
 		chunk, err := r.ReadSlice('\n')
 		switch {
@@ -292,6 +296,9 @@ func copyLines(dst io.Writer, src io.Reader, stream bool) {
 		if !lineBuffered(r) {
 			if err := w.Flush(); err != nil {
 				return
+			}
+			if batches++; batches%16 == 0 {
+				runtime.Gosched()
 			}
 		}
 	}
