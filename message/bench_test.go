@@ -31,3 +31,35 @@ func BenchmarkValidateToolCall(b *testing.B) {
 		validate(resp).release()
 	}
 }
+
+// BenchmarkValidateLongText is the string scan on a tool result of 64 KiB
+// of source-like text: plain ASCII with an escaped newline every 60 bytes.
+func BenchmarkValidateLongText(b *testing.B) {
+	benchValidateText(b, strings.Repeat(`    if err := check(ctx, \"value\"); err != nil {return err}\n`, 1100))
+}
+
+// BenchmarkValidatePlainText is the scan on 64 KiB of text with no byte
+// to stop at (base64, one long line), where plainRun takes over.
+func BenchmarkValidatePlainText(b *testing.B) {
+	benchValidateText(b, strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIz", 1640))
+}
+
+// BenchmarkValidateHostileText is the scan's worst case: a non-ASCII
+// letter after every 72 plain bytes, so that each run of plain text is
+// long enough to try the vector path, which finds the letter and gives
+// way to the 8-byte scan.
+func BenchmarkValidateHostileText(b *testing.B) {
+	benchValidateText(b, strings.Repeat(strings.Repeat("a", 72)+"é", 900))
+}
+
+func benchValidateText(b *testing.B, text string) {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		v := validate(line)
+		if !v.res.ok {
+			b.Fatal("refused")
+		}
+		v.release()
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/segmentio/asm/ascii"
 )
 
 // validatorSeeds are lines that probe every way the validator and the
@@ -48,6 +49,22 @@ var validatorSeeds = []string{
 	`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
 	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///x"}}`,
+}
+
+// longStringSeeds put each byte the string scan must stop at (escapes, a
+// quote, controls, DEL, UTF-8 good and bad, the end of the line) before,
+// at and past the points where it switches to plainRun and where
+// plainRun's window ends, so that the fuzzers start from every path.
+func longStringSeeds() []string {
+	var out []string
+	for _, at := range []int{31, 32, 33, 40, 255, 256, 288, 289, 300, 545, 600} {
+		pre := strings.Repeat("a", at)
+		for _, special := range []string{`\n`, `\"`, `\u00e9`, `\ud800`, `\q`, "\x7f", "\x1f", "\x00", "é", "\xff", "\xed\xa0\x80", `"`, ""} {
+			out = append(out, `{"a":"`+pre+special+strings.Repeat("b", 300)+`"}`)
+		}
+		out = append(out, `{"a":"`+pre, `{"a":"`+pre+`"`, `{"a":"`+pre+`\`, `{"`+pre+`":1,"`+pre+`":2}`)
+	}
+	return out
 }
 
 // decodedMembers lists an object's members as the strict decoder reads
@@ -121,7 +138,7 @@ func strictValid(b []byte) bool {
 // input that starts with '{', and its records equal to what the decoder
 // reads.
 func FuzzValidate(f *testing.F) {
-	for _, s := range validatorSeeds {
+	for _, s := range append(validatorSeeds, longStringSeeds()...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -176,7 +193,7 @@ func checkValidator(t *testing.T, b []byte) {
 // FuzzParseFast holds the fast path to the slow one: whatever parseFast
 // accepts, the jsontext path accepts as the same message.
 func FuzzParseFast(f *testing.F) {
-	for _, s := range validatorSeeds {
+	for _, s := range append(validatorSeeds, longStringSeeds()...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(checkFastPath)
@@ -336,6 +353,40 @@ func FuzzParseIntoReused(f *testing.F) {
 		}
 		if !reflect.DeepEqual(normalized(&m), normalized(fresh)) {
 			t.Fatalf("after %q, ParseInto(%q) = %+v; fresh Parse = %+v", first, second, m, *fresh)
+		}
+	})
+}
+
+// FuzzPlainRun holds plainRun to what str relies on when it skips ahead:
+// every byte it skips is printable ASCII other than quote and backslash.
+// plainRun finds that with ascii.ValidPrint's vector code, which this also
+// holds to the byte-wise definition.
+func FuzzPlainRun(f *testing.F) {
+	f.Add([]byte(strings.Repeat("a", 300)+`"`), 0)
+	f.Add([]byte(strings.Repeat("a", 255)+"\x7f"+strings.Repeat("a", 300)), 3)
+	f.Add([]byte(strings.Repeat("a", 256)+"\x1f"), 0)
+	f.Add([]byte(strings.Repeat("a", 40)+`\n`+strings.Repeat("a", 40)), 1)
+	f.Add([]byte(strings.Repeat("a", 600)+"é"), 7)
+	f.Add([]byte("~ !"), 0)
+	f.Fuzz(func(t *testing.T, b []byte, i int) {
+		if i < 0 || i > len(b) {
+			return
+		}
+		j := plainRun(b, i)
+		if j < i || j > len(b) {
+			t.Fatalf("plainRun(%q, %d) = %d, out of range", b, i, j)
+		}
+		for k, c := range b[i:j] {
+			if c < 0x20 || c > 0x7E || c == '"' || c == '\\' {
+				t.Fatalf("plainRun(%q, %d) = %d skips byte %#x at %d", b, i, j, c, i+k)
+			}
+		}
+		want := true
+		for _, c := range b {
+			want = want && c >= 0x20 && c <= 0x7E
+		}
+		if got := ascii.ValidPrint(b); got != want {
+			t.Fatalf("ascii.ValidPrint(%q) = %v, want %v", b, got, want)
 		}
 	})
 }
