@@ -78,6 +78,7 @@ type validator struct {
 	// practice) a collision, send the line to the slow path, which decides
 	// exactly.
 	names   [][]byte
+	named   int // the most names v.names has held in this pass
 	serial  int
 	hashes  map[uint64]struct{}
 	scratch []byte // an escaped name, unescaped
@@ -106,11 +107,17 @@ func validate(line []byte) *validator {
 
 // release drops every reference into the line and returns v to the pool.
 func (v *validator) release() {
-	clear(v.names[:cap(v.names)])
+	// Only what this pass used holds references, so only that is cleared:
+	// one deep hostile message must not make every later release clear
+	// thousands of entries.
+	clear(v.names[:v.named])
+	if cap(v.names) > 4*smallObject {
+		v.names = nil // nor is its stack kept in the pool
+	}
 	r := &v.res
 	r.ok, r.whitespace, r.textPlain = false, false, false
 	r.nTop, r.nParams, r.topOver, r.paramsOver = 0, 0, false, false
-	v.b, v.depth, v.names, v.serial, v.hashes = nil, 0, v.names[:0], 0, nil
+	v.b, v.depth, v.names, v.named, v.serial, v.hashes = nil, 0, v.names[:0], 0, 0, nil
 	if cap(v.scratch) > 4<<10 {
 		v.scratch = nil // a hostile name's buffer is not kept in the pool
 	}
@@ -267,6 +274,7 @@ func (v *validator) object(i int, record int) (int, bool) {
 	v.serial++
 	first := len(v.names)
 	end, ok := v.members(i, record, first, v.serial)
+	v.named = max(v.named, len(v.names))
 	v.names = v.names[:first] // this object's names are done with
 	return end, ok
 }

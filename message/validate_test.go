@@ -390,3 +390,38 @@ func FuzzPlainRun(f *testing.F) {
 		}
 	})
 }
+
+// TestReleaseDropsLineReferences: a pooled validator keeps no reference
+// into the line it read (the pool would keep a 64 MiB line alive), and
+// clears only the name stack it used.
+func TestReleaseDropsLineReferences(t *testing.T) {
+	members := func(prefix string) string {
+		var b strings.Builder
+		for k := range 15 {
+			b.WriteString(`"` + prefix + strconv.Itoa(k) + `":0,`)
+		}
+		return b.String()
+	}
+	nested := func(depth int) []byte {
+		s := `{`
+		for d := range depth {
+			s += members("m"+strconv.Itoa(d)) + `"in":{`
+		}
+		return []byte(s + `"x":1` + strings.Repeat("}", depth+1))
+	}
+	for _, line := range [][]byte{nested(2), nested(3), nested(40), nested(1)} {
+		v := validate(line)
+		if !v.res.ok {
+			t.Fatalf("validate(%.60q...) refused a valid line", line)
+		}
+		v.release()
+		for k, name := range v.names[:cap(v.names)] {
+			if name != nil {
+				t.Fatalf("after a line %d levels deep, name %d (%q) is still referenced", bytes.Count(line, []byte("{")), k, name)
+			}
+		}
+		if cap(v.names) > 4*smallObject {
+			t.Errorf("the pool keeps a name stack of %d entries", cap(v.names))
+		}
+	}
+}
