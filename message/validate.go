@@ -471,12 +471,12 @@ func (v *validator) str(i int) (end int, escaped, ok bool) {
 		for i+8 <= lead {
 			if sp := stringSpecials(b[i:]); sp != 0 {
 				i += bits.TrailingZeros64(sp) >> 3
-				lead = 0
+				lead = 0 // found: no plain run to hand on
 				break
 			}
 			i += 8
 		}
-		if lead > 0 && i+8 <= len(b) {
+		if lead > 0 && i+8 <= len(b) { // plainLead plain bytes, more to come
 			i = v.plainTail(i)
 		}
 		if i >= len(b) {
