@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -412,6 +413,68 @@ func TestGuardedStderrPassthrough(t *testing.T) {
 	}
 	if got := p.stderr.String(); !strings.Contains(got, marker) {
 		t.Errorf("mcpguard's stderr lacks the server's output %q; got %q", marker, truncate(got, 2000))
+	}
+}
+
+// strayReplies runs three calls that leave the server answering requests
+// nobody is waiting for: stray_replies (id 7), which answers a made-up id
+// 1007 and its own id twice; slow (id 9), which the agent cancels before
+// the server replies; and echo (id 10). It returns the responses the agent
+// read besides the first reply to 7 and the reply to 10.
+func strayReplies(t *testing.T, p *rawProc) []string {
+	p.initialize()
+	p.sendWait(callLine(7, "stray_replies", nil))
+	first, skipped := p.expect("7", 10*time.Second)
+	if !strings.Contains(string(first.Result), "first reply") {
+		t.Fatalf("the agent read %s as the reply to 7", first.raw)
+	}
+	p.sendWait(callLine(9, "slow", map[string]any{"ms": 200}))
+	p.sendWait(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"test"}}`)
+	time.Sleep(600 * time.Millisecond) // the server answers 9 at 200 ms
+	p.sendWait(callLine(10, "echo", map[string]any{"text": "after"}))
+	_, more := p.expect("10", 10*time.Second)
+	var stray []string
+	for _, m := range append(skipped, more...) {
+		if m.isResponse() {
+			stray = append(stray, string(m.raw))
+		}
+	}
+	return stray
+}
+
+// TestDirectStrayReplies shows what the server sends: three responses that
+// answer nothing the agent is waiting for.
+func TestDirectStrayReplies(t *testing.T) {
+	if got := strayReplies(t, startRaw(t, testserverBin)); len(got) != 3 {
+		t.Errorf("want the server's 3 stray responses, read %d: %q", len(got), got)
+	}
+}
+
+// TestGuardedStrayReplies: a response that answers no request in flight
+// never reaches the agent (it would skip the egress rules of the call it
+// claims to answer), and each is logged as dropped.
+func TestGuardedStrayReplies(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+	p := startGuardedRaw(t, &guardOpts{Log: logFile}, testserverBin)
+	if got := strayReplies(t, p); len(got) != 0 {
+		t.Errorf("the agent read %d responses to no request in flight: %q", len(got), got)
+	}
+	if _, err := p.closeAndWait(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dropped []string
+	for _, line := range strings.Split(string(log), "\n") {
+		var ev struct{ Event, Direction, ID, Message string }
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Event == "dropped" && ev.Direction == "egress" {
+			dropped = append(dropped, ev.ID)
+		}
+	}
+	if want := []string{"1007", "7", "9"}; !slices.Equal(dropped, want) {
+		t.Errorf("dropped responses logged for ids %q, want %q", dropped, want)
 	}
 }
 

@@ -358,14 +358,24 @@ func (r *relay) dropFromServer(id jsontext.Value, reason string) {
 	}
 }
 
+// fromServer canonicalises one parsed message from the server and relays
+// it. A response must answer a request in flight: the egress rules that
+// apply to a result depend on the call it answers (its tool, tools/list),
+// so a response to no request (a second reply, a late reply to a cancelled
+// request, an id the server made up) would reach the agent past them. It
+// is dropped and logged; the agent had no request waiting for it.
 func (r *relay) fromServer(m *message.Message) {
 	var call *policy.Call
 	var f inFlight
 	if m.Kind == message.Response {
 		var ok bool
-		if f, ok = r.pending.take(m.IDKey()); ok {
-			call = &f.call
+		if f, ok = r.pending.take(m.IDKey()); !ok {
+			r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
+				ID: logID(m.ID), Action: eventlog.ActionDropped,
+				Message: "a response to no request in flight (a second reply, a reply to a cancelled request, or an id the server made up)"})
+			return
 		}
+		call = &f.call
 	}
 	out, rewrites, err := r.session.Egress(m, call)
 	if err != nil {

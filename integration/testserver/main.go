@@ -303,6 +303,7 @@ func init() {
 		{"hostile_error", "Answers with a JSON-RPC error full of hostile text.", map[string]any{}, (*server).toolHostileError},
 		{"log", "Sends a hostile log message notification, then replies.", map[string]any{}, (*server).toolLog},
 		{"stderr", "Writes text to stderr.", map[string]any{"text": str}, (*server).toolStderr},
+		{"stray_replies", "Answers a request nobody sent (its id + 1000), then its own twice.", map[string]any{}, (*server).toolStrayReplies},
 	}
 }
 
@@ -360,6 +361,20 @@ func (s *server) toolEcho(id json.RawMessage, args, _ map[string]any) {
 	r := textResult(text)
 	r["structuredContent"] = map[string]any{"text": text}
 	s.reply(id, r)
+}
+
+// toolStrayReplies sends responses that answer no request in flight: one
+// to an id the client has not used, and a second reply to its own call,
+// each with a result the first reply does not have.
+func (s *server) toolStrayReplies(id json.RawMessage, _, _ map[string]any) {
+	n, err := strconv.Atoi(string(id))
+	if err != nil {
+		s.replyError(id, -32602, "stray_replies needs an integer id", nil)
+		return
+	}
+	s.reply(json.RawMessage(strconv.Itoa(n+1000)), textResult("stray: made-up id"))
+	s.reply(id, textResult("first reply"))
+	s.reply(id, textResult("stray: second reply"))
 }
 
 func (s *server) toolSlow(id json.RawMessage, args, _ map[string]any) {
