@@ -34,7 +34,8 @@ func parseSpans(m *Message, line []byte) bool {
 	lastName := m.Name // a session calls few tools: most names repeat
 	*m = Message{Raw: line, TextPlain: val.textPlain}
 	var version, method jsontext.Value
-	for _, s := range val.top[:val.nTop] {
+	for k := range val.nTop {
+		s := &val.top[k] // not a copy: see note
 		if s.escapedName {
 			return false
 		}
@@ -76,7 +77,8 @@ func parseSpans(m *Message, line []byte) bool {
 			if m.Params.Kind() != '{' || val.paramsOver {
 				return false
 			}
-			for _, s := range val.params[:val.nParams] {
+			for k := range val.nParams {
+				s := &val.params[k]
 				name := memberName(s.name(line), s.escapedName, commonNames)
 				if foldVariant(name, paramsMembers) || m.readParam(name, s.value(line), lastName) != nil {
 					return false

@@ -38,8 +38,8 @@ type span struct {
 	escapedName                              bool
 }
 
-func (s span) name(line []byte) []byte  { return line[s.nameStart:s.nameEnd] }
-func (s span) value(line []byte) []byte { return line[s.valueStart:s.valueEnd] }
+func (s *span) name(line []byte) []byte  { return line[s.nameStart:s.nameEnd] }
+func (s *span) value(line []byte) []byte { return line[s.valueStart:s.valueEnd] }
 
 // maxTopMembers and maxParamsMembers bound what the validator records; a
 // message with more falls back to the slow path.
@@ -318,7 +318,9 @@ func (v *validator) members(i, record, first, serial int) (int, bool) {
 		if !ok {
 			return i, false
 		}
-		v.note(record, span{nameStart: nameStart, nameEnd: end, valueStart: valueStart, valueEnd: i, escapedName: escaped})
+		if record != recordNone {
+			v.note(record, nameStart, end, valueStart, i, escaped)
+		}
 		var more bool
 		if i, more, ok = v.afterValue(i, '}'); !ok || !more {
 			return i, ok
@@ -326,25 +328,32 @@ func (v *validator) members(i, record, first, serial int) (int, bool) {
 	}
 }
 
-// note records a member of the envelope or of params.
-func (v *validator) note(record int, s span) {
+// note records a member of the envelope or of params. It writes the span
+// in place: a 40-byte span built and then copied was stored in two
+// overlapping halves that the next load could not forward, a stall the
+// profile of the relay showed on every member recorded.
+func (v *validator) note(record, nameStart, nameEnd, valueStart, valueEnd int, escaped bool) {
 	r := &v.res
+	var s *span
 	switch record {
 	case recordTop:
 		if r.nTop == maxTopMembers {
 			r.topOver = true
 			return
 		}
-		r.top[r.nTop] = s
+		s = &r.top[r.nTop]
 		r.nTop++
 	case recordParams:
 		if r.nParams == maxParamsMembers {
 			r.paramsOver = true
 			return
 		}
-		r.params[r.nParams] = s
+		s = &r.params[r.nParams]
 		r.nParams++
+	default:
+		return
 	}
+	s.nameStart, s.nameEnd, s.valueStart, s.valueEnd, s.escapedName = nameStart, nameEnd, valueStart, valueEnd, escaped
 }
 
 // newName adds the name (raw, quoted) of the object's next member, the
