@@ -38,6 +38,12 @@ func BenchmarkValidateLongText(b *testing.B) {
 	benchValidateText(b, strings.Repeat(`    if err := check(ctx, \"value\"); err != nil {return err}\n`, 1100))
 }
 
+// BenchmarkValidateWideLines is the scan on 64 KiB of 80-column text:
+// 79 plain bytes and an escaped newline, the bench's large results.
+func BenchmarkValidateWideLines(b *testing.B) {
+	benchValidateText(b, strings.Repeat(strings.Repeat("x", 79)+`\n`, 820))
+}
+
 // BenchmarkValidatePlainText is the scan on 64 KiB of text with no byte
 // to stop at (base64, one long line), where plainRun takes over.
 func BenchmarkValidatePlainText(b *testing.B) {
@@ -45,11 +51,11 @@ func BenchmarkValidatePlainText(b *testing.B) {
 }
 
 // BenchmarkValidateHostileText is the scan's worst case: a non-ASCII
-// letter after every 72 plain bytes, so that each run of plain text is
+// letter after every 136 plain bytes, so that each run of plain text is
 // long enough to try the vector path, which finds the letter and gives
 // way to the 8-byte scan.
 func BenchmarkValidateHostileText(b *testing.B) {
-	benchValidateText(b, strings.Repeat(strings.Repeat("a", 72)+"é", 900))
+	benchValidateText(b, strings.Repeat(strings.Repeat("a", 136)+"é", 480))
 }
 
 func benchValidateText(b *testing.B, text string) {

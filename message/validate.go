@@ -420,10 +420,12 @@ func stringSpecials(b []byte) uint64 {
 }
 
 // plainWindow is how far ahead plainRun looks in one step; plainLead is
-// how long a run of plain bytes must be before the scan calls it.
+// how long a run of plain bytes must be before the scan calls it. The
+// vector path pays for itself only on long runs: with a lead of 64,
+// 80-column text (79 plain bytes, then \n) scanned 60 % slower.
 const (
 	plainWindow = 256
-	plainLead   = 64
+	plainLead   = 128
 )
 
 // plainRun returns the end of the run of printable ASCII other than quote

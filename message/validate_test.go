@@ -57,7 +57,7 @@ var validatorSeeds = []string{
 // plainRun's window ends, so that the fuzzers start from every path.
 func longStringSeeds() []string {
 	var out []string
-	for _, at := range []int{31, 32, 33, 40, 255, 256, 288, 289, 300, 545, 600} {
+	for _, at := range []int{31, 40, 127, 128, 129, 136, 255, 256, 383, 384, 385, 640, 900} {
 		pre := strings.Repeat("a", at)
 		for _, special := range []string{`\n`, `\"`, `\u00e9`, `\ud800`, `\q`, "\x7f", "\x1f", "\x00", "é", "\xff", "\xed\xa0\x80", `"`, ""} {
 			out = append(out, `{"a":"`+pre+special+strings.Repeat("b", 300)+`"}`)
