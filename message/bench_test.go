@@ -44,8 +44,14 @@ func BenchmarkValidateWideLines(b *testing.B) {
 	benchValidateText(b, strings.Repeat(strings.Repeat("x", 79)+`\n`, 820))
 }
 
+// BenchmarkValidateJSONText is the scan on 64 KiB of JSON written as
+// text, the densest escaping common in tool results.
+func BenchmarkValidateJSONText(b *testing.B) {
+	benchValidateText(b, strings.Repeat(`{\"name\": \"mcpguard\", \"size\": 1234, \"tags\": [\"a\", \"b\"]}\n`, 1000))
+}
+
 // BenchmarkValidatePlainText is the scan on 64 KiB of text with no byte
-// to stop at (base64, one long line), where plainRun takes over.
+// to stop at (base64, one long line), where vectorScan takes over.
 func BenchmarkValidatePlainText(b *testing.B) {
 	benchValidateText(b, strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIz", 1640))
 }

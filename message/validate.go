@@ -419,76 +419,111 @@ func stringSpecials(b []byte) uint64 {
 		((w ^ 0x2222222222222222) - lows) | ((w ^ 0x5C5C5C5C5C5C5C5C) - lows)) & highs
 }
 
-// plainWindow is how far ahead plainRun looks in one step; plainLead is
-// how long a run of plain bytes must be before the scan calls it. The
-// vector path pays for itself only on long runs: with a lead of 64,
-// 80-column text (79 plain bytes, then \n) scanned 60 % slower.
+// vectorWindow is how much of a string vectorScan takes in one step;
+// vectorAfter is how far into a string the byte-wise scan goes first.
+// The vector code pays for itself only on long strings: short ones (names,
+// ids, most arguments) never leave the 8-byte scan.
 const (
-	plainWindow = 256
-	plainLead   = 128
+	vectorWindow = 256
+	vectorAfter  = 128
 )
 
-// plainRun returns the end of the run of printable ASCII other than quote
-// and backslash that starts at i, where that run is cheap to find; else i.
-// str calls it once a string has gone plainLead bytes without a special
-// byte: from there it finds the run with vector instructions
-// (bytes.IndexByte, ascii.ValidPrint), four times the speed of the 8-byte
-// scan on long plain text such as base64 image data
-// (BenchmarkValidatePlainText). A window of plainWindow bytes bounds the
-// work of a step that comes to nothing (a non-printable byte further on):
-// str then scans on 8 bytes at a time, and calls plainRun again only after
-// another special byte and plainLead plain ones, so a hostile string costs
-// at most a few times its length (BenchmarkValidateHostileText).
-func plainRun(b []byte, i int) int {
-	for {
-		seg := b[i:min(len(b), i+plainWindow)]
-		stop := false
-		if q := bytes.IndexByte(seg, '"'); q >= 0 {
-			seg, stop = seg[:q], true
-		}
-		if k := bytes.IndexByte(seg, '\\'); k >= 0 {
-			seg, stop = seg[:k], true
-		}
-		if !ascii.ValidPrint(seg) {
-			return i
-		}
-		if i += len(seg); stop || i == len(b) {
-			return i
-		}
-	}
-}
-
-// plainTail goes on with a string scan past plainLead plain bytes: it
-// hands the run to plainRun, then scans on as str does.
-func (v *validator) plainTail(i int) int {
+// vectorScan goes on with a string body from i in windows of vectorWindow
+// bytes, with vector instructions: ascii.ValidPrint checks that a window
+// holds only printable ASCII (no control, DEL or UTF-8 byte, so none of
+// those checks remain), then bytes.IndexByte jumps from backslash to
+// backslash, checking each simple escape, until the closing quote. It
+// returns the string's end (closed), or where the byte-wise scan must go
+// on: at a \u or malformed escape, at the line's end, at a window holding
+// a byte that is not printable ASCII, or (dense) at an escape less than 24
+// bytes after the last, where a call per escape costs more than it saves
+// (JSON written as text). Text of 80-byte lines scans about twice as fast,
+// base64 four times; escape-dense text within a few percent of the 8-byte
+// scan (BenchmarkValidate*).
+func (v *validator) vectorScan(i int) (next int, escaped, closed, dense bool) {
 	b := v.b
-	i = plainRun(b, i)
-	for i+8 <= len(b) {
-		if sp := stringSpecials(b[i:]); sp != 0 {
-			return i + bits.TrailingZeros64(sp)>>3
+	for i < len(b) {
+		win := b[i:min(len(b), i+vectorWindow)]
+		if !ascii.ValidPrint(win) {
+			return i, escaped, false, false
 		}
-		i += 8
+		q := bytes.IndexByte(win, '"')
+		pos, afterEscape := 0, false
+		for {
+			k := bytes.IndexByte(win[pos:], '\\')
+			if k >= 0 {
+				k += pos
+			}
+			if q >= 0 && (k < 0 || q < k) {
+				return i + q + 1, escaped, true, false
+			}
+			if k < 0 {
+				pos = len(win) // neither quote nor backslash in the rest
+				break
+			}
+			if k+1 == len(win) {
+				pos = k // the escape straddles the window: the next one starts at it
+				break
+			}
+			if afterEscape && k-pos < 24 {
+				return i + k, escaped, false, true // dense escapes: faster 8 bytes at a time
+			}
+			switch win[k+1] {
+			case '"', '\\', '/', 'n', 'r', 't':
+			case 'b', 'f':
+				v.res.textPlain = false
+			default: // \u and malformed escapes: the byte-wise scan decides
+				return i + k, escaped, false, false
+			}
+			escaped, afterEscape = true, true
+			if pos = k + 2; q >= 0 && q < pos { // that was \": find the next quote
+				if q = bytes.IndexByte(win[pos:], '"'); q >= 0 {
+					q += pos
+				}
+			}
+		}
+		if pos == 0 { // a lone backslash at the line's end
+			return i, escaped, false, false
+		}
+		i += pos
 	}
-	return i
+	return i, escaped, false, false
 }
 
 // str reads the string at i (b[i] == '"') and returns its end, whether it
-// holds escapes, and whether it is valid.
+// holds escapes, and whether it is valid. Past vectorAfter bytes it hands
+// the rest to vectorScan; where that gives way, the 8-byte scan goes on for
+// a window (four after dense escapes) before handing back, so no string
+// costs much more than its 8-byte scan: a window wasted at most per window
+// scanned (BenchmarkValidateHostileText).
 func (v *validator) str(i int) (end int, escaped, ok bool) {
 	b := v.b
 	i++
+	vectorFrom := i + vectorAfter
 	for {
-		lead := min(len(b), i+plainLead)
+		if i >= vectorFrom {
+			next, esc, closed, dense := v.vectorScan(i)
+			escaped = escaped || esc
+			if closed {
+				return next, escaped, true
+			}
+			i, vectorFrom = next, next+vectorWindow
+			if dense {
+				vectorFrom += 3 * vectorWindow
+			}
+		}
+		lead := min(len(b), vectorFrom)
 		for i+8 <= lead {
 			if sp := stringSpecials(b[i:]); sp != 0 {
 				i += bits.TrailingZeros64(sp) >> 3
-				lead = 0 // found: no plain run to hand on
+				lead = 0 // found a byte to look at
 				break
 			}
 			i += 8
 		}
-		if lead > 0 && i+8 <= len(b) { // plainLead plain bytes, more to come
-			i = v.plainTail(i)
+		if lead > 0 && i+8 <= len(b) {
+			vectorFrom = i // nothing to look at up to vectorFrom: hand on
+			continue
 		}
 		if i >= len(b) {
 			return i, escaped, false

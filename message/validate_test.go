@@ -53,8 +53,8 @@ var validatorSeeds = []string{
 
 // longStringSeeds put each byte the string scan must stop at (escapes, a
 // quote, controls, DEL, UTF-8 good and bad, the end of the line) before,
-// at and past the points where it switches to plainRun and where
-// plainRun's window ends, so that the fuzzers start from every path.
+// at and past the points where str hands on to vectorScan and where
+// its window ends, so that the fuzzers start from every path.
 func longStringSeeds() []string {
 	var out []string
 	for _, at := range []int{31, 40, 127, 128, 129, 136, 255, 256, 383, 384, 385, 640, 900} {
@@ -357,29 +357,57 @@ func FuzzParseIntoReused(f *testing.F) {
 	})
 }
 
-// FuzzPlainRun holds plainRun to what str relies on when it skips ahead:
-// every byte it skips is printable ASCII other than quote and backslash.
-// plainRun finds that with ascii.ValidPrint's vector code, which this also
-// holds to the byte-wise definition.
-func FuzzPlainRun(f *testing.F) {
+// FuzzVectorScan holds vectorScan to what str relies on: what it skips,
+// from i to where it stops, is string content that the 8-byte scan would
+// have accepted (printable ASCII, simple escapes, no unescaped quote), with
+// the same escaped and plain-text findings; where it reports the end, the
+// byte before is the closing quote. It also holds ascii.ValidPrint, whose
+// vector code it trusts, to the byte-wise definition.
+func FuzzVectorScan(f *testing.F) {
 	f.Add([]byte(strings.Repeat("a", 300)+`"`), 0)
 	f.Add([]byte(strings.Repeat("a", 255)+"\x7f"+strings.Repeat("a", 300)), 3)
-	f.Add([]byte(strings.Repeat("a", 256)+"\x1f"), 0)
-	f.Add([]byte(strings.Repeat("a", 40)+`\n`+strings.Repeat("a", 40)), 1)
+	f.Add([]byte(strings.Repeat(strings.Repeat("x", 79)+`\n`, 8)+`"`), 0)
+	f.Add([]byte(strings.Repeat("a", 254)+`\"`+strings.Repeat("b", 10)+`"`), 0)
+	f.Add([]byte(strings.Repeat("a", 255)+`\n"`), 0)
+	f.Add([]byte(strings.Repeat("a", 255)+`\`), 0)
+	f.Add([]byte(`\b\f\t\/\\\"\u0041"`), 0)
+	f.Add([]byte(strings.Repeat(`\"`, 200)+`"`), 1)
 	f.Add([]byte(strings.Repeat("a", 600)+"é"), 7)
-	f.Add([]byte("~ !"), 0)
 	f.Fuzz(func(t *testing.T, b []byte, i int) {
 		if i < 0 || i > len(b) {
 			return
 		}
-		j := plainRun(b, i)
-		if j < i || j > len(b) {
-			t.Fatalf("plainRun(%q, %d) = %d, out of range", b, i, j)
+		v := &validator{b: b}
+		v.res.textPlain = true
+		next, escaped, closed, _ := v.vectorScan(i)
+		if next < i || next > len(b) {
+			t.Fatalf("vectorScan(%q, %d) = %d, out of range", b, i, next)
 		}
-		for k, c := range b[i:j] {
-			if c < 0x20 || c > 0x7E || c == '"' || c == '\\' {
-				t.Fatalf("plainRun(%q, %d) = %d skips byte %#x at %d", b, i, j, c, i+k)
+		body := b[i:next]
+		if closed {
+			if next == i || b[next-1] != '"' {
+				t.Fatalf("vectorScan(%q, %d) closed at %d, not after a quote", b, i, next)
 			}
+			body = b[i : next-1]
+		}
+		wantEscaped, wantPlain := false, true
+		for k := 0; k < len(body); k++ {
+			switch c := body[k]; {
+			case c == '"':
+				t.Fatalf("vectorScan(%q, %d) = %d skips an unescaped quote at %d", b, i, next, i+k)
+			case c < 0x20 || c > 0x7E:
+				t.Fatalf("vectorScan(%q, %d) = %d skips byte %#x at %d", b, i, next, c, i+k)
+			case c == '\\':
+				if k+1 >= len(body) || !strings.ContainsRune(`"\/nrtbf`, rune(body[k+1])) {
+					t.Fatalf("vectorScan(%q, %d) = %d skips an escape it does not check at %d", b, i, next, i+k)
+				}
+				wantEscaped = true
+				wantPlain = wantPlain && body[k+1] != 'b' && body[k+1] != 'f'
+				k++
+			}
+		}
+		if escaped != wantEscaped || v.res.textPlain != wantPlain {
+			t.Fatalf("vectorScan(%q, %d): escaped %v, plain %v; the skipped text says %v, %v", b, i, escaped, v.res.textPlain, wantEscaped, wantPlain)
 		}
 		want := true
 		for _, c := range b {
@@ -389,39 +417,4 @@ func FuzzPlainRun(f *testing.F) {
 			t.Fatalf("ascii.ValidPrint(%q) = %v, want %v", b, got, want)
 		}
 	})
-}
-
-// TestReleaseDropsLineReferences: a pooled validator keeps no reference
-// into the line it read (the pool would keep a 64 MiB line alive), and
-// clears only the name stack it used.
-func TestReleaseDropsLineReferences(t *testing.T) {
-	members := func(prefix string) string {
-		var b strings.Builder
-		for k := range 15 {
-			b.WriteString(`"` + prefix + strconv.Itoa(k) + `":0,`)
-		}
-		return b.String()
-	}
-	nested := func(depth int) []byte {
-		s := `{`
-		for d := range depth {
-			s += members("m"+strconv.Itoa(d)) + `"in":{`
-		}
-		return []byte(s + `"x":1` + strings.Repeat("}", depth+1))
-	}
-	for _, line := range [][]byte{nested(2), nested(3), nested(40), nested(1)} {
-		v := validate(line)
-		if !v.res.ok {
-			t.Fatalf("validate(%.60q...) refused a valid line", line)
-		}
-		v.release()
-		for k, name := range v.names[:cap(v.names)] {
-			if name != nil {
-				t.Fatalf("after a line %d levels deep, name %d (%q) is still referenced", bytes.Count(line, []byte("{")), k, name)
-			}
-		}
-		if cap(v.names) > 4*smallObject {
-			t.Errorf("the pool keeps a name stack of %d entries", cap(v.names))
-		}
-	}
 }
