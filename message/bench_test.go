@@ -33,7 +33,7 @@ func BenchmarkValidateToolCall(b *testing.B) {
 }
 
 // BenchmarkValidateLongText is the string scan on a tool result of 64 KiB
-// of source-like text: plain ASCII with an escaped newline every 60 bytes.
+// of source-like text: lines of 60 bytes with escaped quotes and newline.
 func BenchmarkValidateLongText(b *testing.B) {
 	benchValidateText(b, strings.Repeat(`    if err := check(ctx, \"value\"); err != nil {return err}\n`, 1100))
 }

@@ -468,13 +468,11 @@ func (v *validator) vectorScan(i int) (next int, escaped, closed, dense bool) {
 			if afterEscape && k-pos < 24 {
 				return i + k, escaped, false, true // dense escapes: faster 8 bytes at a time
 			}
-			switch win[k+1] {
-			case '"', '\\', '/', 'n', 'r', 't':
-			case 'b', 'f':
-				v.res.textPlain = false
-			default: // \u and malformed escapes: the byte-wise scan decides
+			known, plain := simpleEscape(win[k+1])
+			if !known { // \u and malformed escapes: the byte-wise scan decides
 				return i + k, escaped, false, false
 			}
+			v.res.textPlain = v.res.textPlain && plain
 			escaped, afterEscape = true, true
 			if pos = k + 2; q >= 0 && q < pos { // that was \": find the next quote
 				if q = bytes.IndexByte(win[pos:], '"'); q >= 0 {
@@ -488,6 +486,18 @@ func (v *validator) vectorScan(i int) (next int, escaped, closed, dense bool) {
 		i += pos
 	}
 	return i, escaped, false, false
+}
+
+// simpleEscape reports whether \c is a two-byte JSON escape, and whether
+// it leaves text plain (\b and \f are controls a canonicaliser removes).
+func simpleEscape(c byte) (known, plain bool) {
+	switch c {
+	case '"', '\\', '/', 'n', 'r', 't':
+		return true, true
+	case 'b', 'f':
+		return true, false
+	}
+	return false, false
 }
 
 // str reads the string at i (b[i] == '"') and returns its end, whether it
@@ -536,12 +546,12 @@ func (v *validator) str(i int) (end int, escaped, ok bool) {
 			if i+1 >= len(b) {
 				return i, escaped, false
 			}
+			if known, plain := simpleEscape(b[i+1]); known {
+				v.res.textPlain = v.res.textPlain && plain
+				i += 2
+				continue
+			}
 			switch b[i+1] {
-			case '"', '\\', '/', 'n', 'r', 't':
-				i += 2
-			case 'b', 'f':
-				v.res.textPlain = false
-				i += 2
 			case 'u':
 				v.res.textPlain = false
 				r, ok := hex4at(b, i+2)
