@@ -13,8 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/policy/starter"
 	"github.com/mcpguard/mcpguard/proxy"
-	"github.com/mcpguard/mcpguard/starter"
 )
 
 // initCommand is `mcpguard init [--out FILE] -- COMMAND [ARGS...]`: start

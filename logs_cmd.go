@@ -15,7 +15,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcpguard/mcpguard/eventlog"
+	"github.com/mcpguard/mcpguard/proxy/eventlog"
 )
 
 // logCommands returns `tail` and `stats`, which read the decision log.

@@ -52,7 +52,7 @@ func runLogCmd(args ...string) (stdout, stderr string, code int) {
 	return out.String(), errOut.String(), code
 }
 
-const attackLog = "eventlog/testdata/attack.log"
+const attackLog = "proxy/eventlog/testdata/attack.log"
 
 func TestTailCommand(t *testing.T) {
 	out, errOut, code := runLogCmd("tail", "--utc", "--spike", "5/1m", attackLog)

@@ -14,9 +14,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcpguard/mcpguard/eventlog"
 	"github.com/mcpguard/mcpguard/policy"
 	"github.com/mcpguard/mcpguard/proxy"
+	"github.com/mcpguard/mcpguard/proxy/eventlog"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -28,13 +28,8 @@ type usageError struct{ error }
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 func main() {
-	status := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
-	profileStop()
-	os.Exit(status)
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
-
-// profileStop ends a CPU profile started by a build with -tags profile.
-var profileStop = func() {}
 
 // splitArgv separates mcpguard's own words from the server's command line
 // at the first "--": everything after it is the server's argv, even a word

@@ -71,10 +71,10 @@ func setup(m *testing.M) int {
 		}
 	}
 
-	nodeBin = filepath.Join(moduleRoot, "node_modules", ".bin")
+	nodeBin = filepath.Join(moduleRoot, "integration", "node_modules", ".bin")
 	for _, name := range []string{"mcp-server-everything", "mcp-server-filesystem", "mcp-server-memory"} {
 		if _, err := os.Stat(filepath.Join(nodeBin, name)); err != nil {
-			npmErr = fmt.Errorf("%s is missing (%v): run npm ci in %s", name, err, moduleRoot)
+			npmErr = fmt.Errorf("%s is missing (%v): run npm ci --prefix integration in %s", name, err, moduleRoot)
 			break
 		}
 	}

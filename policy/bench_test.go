@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy/message"
 )
 
 // twentyRules is a typical policy for a test-runner server: 20 ingress

@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpguard/mcpguard/canon"
 	"github.com/mcpguard/mcpguard/rules"
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // fileV1 is a policy file as written (after schema validation).

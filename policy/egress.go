@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpguard/mcpguard/canon"
-	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // Egress returns the bytes to forward to the agent for a message from the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy/message"
 )
 
 // bigResult is a 16 MiB tools/call result of ordinary multi-line text:

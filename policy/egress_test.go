@@ -6,8 +6,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpguard/mcpguard/canon"
-	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 func mustParse(t testing.TB, line string) *message.Message {

@@ -3,7 +3,7 @@ package policy
 import (
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy/message"
 )
 
 // Evaluation is the verdict one message would get, and why: what

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy/message"
 )
 
 // FuzzEvaluate judges fuzzed arguments of a tools/call against the 20-rule

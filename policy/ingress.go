@@ -6,9 +6,9 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/mcpguard/mcpguard/canon"
-	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/rules"
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // Rejection codes decided here rather than by a check in package rules.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kaptinlin/jsonschema"
 
-	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy/message"
 )
 
 // argSchema is a compiled JSON Schema for a tool's arguments.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy/message"
 )
 
 type segmentKind uint8

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpguard/mcpguard/message"
+	"github.com/mcpguard/mcpguard/policy/message"
 )
 
 // Verdict is the policy's answer for one message from the agent.

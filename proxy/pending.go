@@ -7,8 +7,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpguard/mcpguard/message"
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/policy/message"
 )
 
 // maxInFlight bounds the requests the agent may have outstanding. Real

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/mcpguard/mcpguard/message"
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/policy/message"
 )
 
 // BenchmarkPending is the pipelined pattern: ids rising, 64 in flight,

@@ -23,9 +23,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/mcpguard/mcpguard/eventlog"
-	"github.com/mcpguard/mcpguard/message"
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/proxy/eventlog"
 )
 
 // Default limits (SPEC §3).

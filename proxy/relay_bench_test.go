@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpguard/mcpguard/eventlog"
-	"github.com/mcpguard/mcpguard/message"
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/proxy/eventlog"
 )
 
 // BenchmarkRelayCall is the user-space work of one relayed tools/call
