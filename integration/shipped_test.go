@@ -37,8 +37,12 @@ func callRejected(t *testing.T, cs *mcp.ClientSession, name string, args map[str
 		t.Errorf("call %s: %v (want a %s rejection result)", name, err, code)
 		return
 	}
-	sc, _ := toJSON(t, res.StructuredContent).(map[string]any)
-	if !res.IsError || sc["error_code"] != code {
+	if !res.IsError || len(res.Content) != 1 || res.StructuredContent != nil {
+		t.Errorf("call %s %v: got %s, want a rejection with %s", name, args, truncate(mustJSON(toJSON(t, res)), 2000), code)
+		return
+	}
+	tc, _ := res.Content[0].(*mcp.TextContent)
+	if tc == nil || rejectionInText(t, tc.Text).ErrorCode != code {
 		t.Errorf("call %s %v: got %s, want a rejection with %s", name, args, truncate(mustJSON(toJSON(t, res)), 2000), code)
 	}
 }

@@ -55,6 +55,7 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 		return &message.Rejection{
 			ErrorCode:   CodeToolDenied,
 			Error:       "rejected MCP input: tool " + clean(tool) + " is not allowed by policy entry " + d.rule,
+			Reason:      "tool " + clean(tool) + " is not allowed",
 			Remediation: "Use one of the tools the policy allows (see tools/list).",
 			Tool:        clean(tool),
 			Rule:        d.rule,
@@ -92,6 +93,7 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 			return &message.Rejection{
 				ErrorCode:   CodeSchema,
 				Error:       "rejected MCP input: the server's input schema for tool " + clean(tool) + " cannot be enforced (it does not compile, or has a $ref that cannot be resolved offline)",
+				Reason:      "the server's input schema for tool " + clean(tool) + " cannot be enforced",
 				Remediation: "Fix the server's inputSchema, or set server_schema: off for this tool.",
 				Tool:        clean(tool), Rule: "server_schema",
 			}
@@ -110,7 +112,8 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 func (w *walker) parseArgs(raw []byte, tool string) *message.Rejection {
 	if w.tree.parse(raw) != nil {
 		return &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(tool),
-			Error: "rejected MCP input: arguments cannot be decoded", Remediation: "Send arguments as a JSON object."}
+			Error: "rejected MCP input: arguments cannot be decoded", Reason: "arguments cannot be decoded",
+			Remediation: "Send arguments as a JSON object."}
 	}
 	return nil
 }
@@ -126,6 +129,7 @@ func schemaRejection(tool, rule, which string, errs []message.ValidationError, r
 	return &message.Rejection{
 		ErrorCode:        CodeSchema,
 		Error:            "rejected MCP input: arguments do not match " + which + " (policy entry " + rule + ")",
+		Reason:           "arguments do not match " + which,
 		Remediation:      "Send arguments that match the tool's input schema; see validation_errors.",
 		Tool:             clean(tool),
 		Field:            field,
@@ -284,6 +288,7 @@ func (w *walker) judge(mt match) *message.Rejection {
 		Value:       val,
 		ErrorCode:   f.Code,
 		Error:       where + ": " + f.Reason + " (policy entry " + r.rule + ")",
+		Reason:      f.Reason,
 		Remediation: rem,
 		Tool:        clean(tool),
 		Field:       field,

@@ -1,6 +1,8 @@
 package message
 
 import (
+	"strings"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sourcegraph/jsonrpc2"
@@ -28,9 +30,48 @@ type Rejection struct {
 	Retryable        bool              `json:"retryable"`
 	ValidationErrors []ValidationError `json:"validation_errors,omitempty"`
 
+	// Reason is the one-line reason without the field or the policy
+	// entry ("path is outside the allowed roots"), for Headline. Empty
+	// means Error stands in for it. Not serialised: Error carries it.
+	Reason string `json:"-"`
+
 	// Value is the offending value. It is never serialised: the log
 	// records only its length and a hash.
 	Value string `json:"-"`
+}
+
+// Headline is the one line a person or a model reads first: the summary,
+// the reason and the field, as in "Rejected unsafe MCP input: path is
+// outside the allowed roots (field path)". It is the message of a
+// rejection sent as a JSON-RPC error, since many clients show only that.
+func (r *Rejection) Headline() string {
+	reason := r.Reason
+	if reason == "" {
+		reason = r.Error
+	}
+	h := Summary + ": " + reason
+	if r.Field != "" {
+		h += " (field " + r.Field + ")"
+	}
+	return h
+}
+
+// Text is the model-visible text of a rejected tool call: the headline,
+// the policy entry, the remediation, and the rejection object as JSON on
+// the last line for programs.
+func (r *Rejection) Text() string {
+	var b strings.Builder
+	b.WriteString(r.Headline())
+	if r.Rule != "" {
+		b.WriteString("\nPolicy entry: " + r.Rule)
+	}
+	if r.Remediation != "" {
+		b.WriteString("\nRemediation: " + r.Remediation)
+	}
+	obj, _ := json.Marshal(r)
+	b.WriteByte('\n')
+	b.Write(obj)
+	return b.String()
 }
 
 // ValidationError is one JSON Schema failure: the keyword, where in the
@@ -46,6 +87,7 @@ func Malformed(e *Error) *Rejection {
 	return &Rejection{
 		ErrorCode:   CodeMalformed,
 		Error:       "rejected malformed MCP message: " + e.Reason,
+		Reason:      e.Reason,
 		Summary:     Summary,
 		Remediation: "Send one well-formed JSON-RPC 2.0 message per line, without duplicate or look-alike member names.",
 	}
@@ -64,9 +106,8 @@ type errorReply struct {
 }
 
 type toolResult struct {
-	IsError           bool          `json:"isError"`
-	Content           []textContent `json:"content"`
-	StructuredContent *Rejection    `json:"structuredContent"`
+	IsError bool          `json:"isError"`
+	Content []textContent `json:"content"`
 }
 
 type textContent struct {
@@ -97,29 +138,34 @@ func ErrorReply(id jsontext.Value, code int64, msg string, data *Rejection) []by
 	return b
 }
 
-// RejectionError encodes r as a JSON-RPC error with r as error.data.
+// RejectionError encodes r as a JSON-RPC error whose message is r's
+// headline (the reason and the field: many clients show only the message)
+// and whose data is r.
 func RejectionError(id jsontext.Value, code int64, r *Rejection) []byte {
 	r.Passed = false
 	if r.Summary == "" {
 		r.Summary = Summary
 	}
-	return ErrorReply(id, code, Summary, r)
+	return ErrorReply(id, code, r.Headline(), r)
 }
 
-// RejectionResult encodes r as a CallToolResult with isError set, r as its
-// structuredContent and r's JSON as its text content: MCP asks servers to
-// report argument errors as tool results, so the model reads them and can
-// correct itself.
+// RejectionResult encodes r as a CallToolResult with isError set and r's
+// Text as its only content: MCP asks servers to report argument errors as
+// tool results, so the model reads them and can correct itself.
+//
+// The result never has structuredContent: a client validates it against
+// the tool's outputSchema even on an error result (the TypeScript SDK's
+// Client.callTool throws when it does not match), and the rejection object
+// matches no tool's schema, so the model would see a validation error
+// instead of the reason.
 func RejectionResult(id jsontext.Value, r *Rejection) []byte {
 	r.Passed = false
 	if r.Summary == "" {
 		r.Summary = Summary
 	}
-	text, _ := json.Marshal(r)
 	b, _ := json.Marshal(resultReply{JSONRPC: "2.0", ID: idOrNull(id), Result: toolResult{
-		IsError:           true,
-		Content:           []textContent{{Type: "text", Text: string(text)}},
-		StructuredContent: r,
+		IsError: true,
+		Content: []textContent{{Type: "text", Text: r.Text()}},
 	}})
 	return b
 }
