@@ -2,30 +2,29 @@
 // front of an MCP server that speaks stdio, checks every request against a
 // YAML policy, canonicalises what the server sends back, and logs every
 // decision. See README.md.
+//
+// This file only wires the command line (urfave/cli) to the packages that
+// do the work; each command returns its exit status.
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/policy/starter"
 	"github.com/mcpguard/mcpguard/proxy"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
-
-// usageError marks errors that exit with status 2.
-type usageError struct{ error }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 func main() {
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
@@ -43,26 +42,55 @@ func splitArgv(args []string) (own, server []string, dashdash bool) {
 	return args, nil, false
 }
 
+// run is the whole program: it returns the exit status. Commands report
+// (status, err); an error is printed once, to stderr.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	own, serverArgv, dashdash := splitArgv(args)
-	status := 0
-	app := newApp(stdin, stdout, stderr, serverArgv, dashdash, &status)
-	if err := app.Run(own); err != nil {
-		fmt.Fprintf(stderr, "mcpguard: %v\n", err)
-		var ue usageError
-		var ec cli.ExitCoder
-		switch {
-		case errors.As(err, &ue):
-			return 2
-		case errors.As(err, &ec):
-			return ec.ExitCode()
-		}
-		return 2 // flag parsing errors from cli are usage errors
+	cmd := &command{stdin: stdin, stdout: stdout, stderr: stderr, serverArgv: serverArgv, dashdash: dashdash}
+	if err := cmd.app().Run(own); err != nil {
+		cmd.fail(2, err) // flag parsing errors from cli are usage errors
 	}
-	return status
+	if cmd.err != nil {
+		fmt.Fprintf(stderr, "mcpguard: %v\n", cmd.err)
+	}
+	return cmd.status
 }
 
-func newApp(stdin io.Reader, stdout, stderr io.Writer, serverArgv []string, dashdash bool, status *int) *cli.App {
+// command carries one invocation's streams and outcome.
+type command struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	serverArgv     []string // after "--"
+	dashdash       bool
+	status         int
+	err            error
+}
+
+func (c *command) fail(status int, err error) {
+	c.status, c.err = status, err
+}
+
+// action adapts a command body that returns (status, err) to urfave/cli.
+func (c *command) action(body func(*cli.Context) (int, error)) cli.ActionFunc {
+	return func(ctx *cli.Context) error {
+		c.status, c.err = body(ctx)
+		return nil
+	}
+}
+
+// argv is the server's command line: after "--", or the positional
+// arguments when there is no "--".
+func (c *command) argv(ctx *cli.Context) ([]string, error) {
+	if !c.dashdash {
+		return ctx.Args().Slice(), nil
+	}
+	if ctx.Args().Len() > 0 {
+		return nil, fmt.Errorf("unexpected arguments before --: %q", ctx.Args().Slice())
+	}
+	return c.serverArgv, nil
+}
+
+func (c *command) app() *cli.App {
 	runFlags := []cli.Flag{
 		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` (YAML); default: the embedded baseline policy"},
 		&cli.StringFlag{Name: "log", Usage: "decision log `FILE`, or - for stderr", Value: eventlog.DefaultPath(), DefaultText: "$XDG_STATE_HOME/mcpguard/mcpguard.log"},
@@ -72,30 +100,16 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, serverArgv []string, dash
 		&cli.IntFlag{Name: "max-response-bytes", Usage: "size limit for a message from the server", Value: proxy.DefaultMaxResponseBytes},
 		&cli.DurationFlag{Name: "grace", Usage: "how long the server gets to exit after its input closes, and again after SIGTERM", Value: proxy.DefaultGrace},
 	}
-	runAction := func(c *cli.Context) error {
-		argv := serverArgv
-		if !dashdash {
-			argv = c.Args().Slice()
-		} else if c.Args().Len() > 0 {
-			return usagef("unexpected arguments before --: %q", c.Args().Slice())
-		}
-		if len(argv) == 0 {
-			return usagef("no server command: mcpguard [run] [--policy FILE] -- COMMAND [ARGS...]")
-		}
-		cfg, err := runConfig(c, argv, stdin, stdout, stderr)
-		if err != nil {
-			return err
-		}
-		*status = proxy.Run(cfg)
-		return nil
-	}
-	app := &cli.App{
+	runAction := c.action(c.runRelay)
+	sinceFlag := &cli.StringFlag{Name: "since", Usage: "only events since `WHEN`: a duration before now (15m, 2h, 3d) or a time (2006-01-02T15:04:05Z, 2006-01-02 15:04)"}
+	utcFlag := &cli.BoolFlag{Name: "utc", Usage: "show times in UTC rather than local time"}
+	return &cli.App{
 		Name:            "mcpguard",
 		Usage:           "a firewall for the tools of AI agents, in front of an MCP server that speaks stdio",
 		UsageText:       "mcpguard [run] [--policy FILE] [--log FILE] [--mode enforce|audit] -- COMMAND [ARGS...]",
-		Reader:          stdin,
-		Writer:          stderr, // stdout is the protocol
-		ErrWriter:       stderr,
+		Reader:          c.stdin,
+		Writer:          c.stderr, // stdout is the protocol
+		ErrWriter:       c.stderr,
 		HideHelpCommand: true,
 		Flags:           runFlags,
 		Action:          runAction,
@@ -112,24 +126,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, serverArgv []string, dash
 				Name:      "check",
 				Usage:     "validate policy files; errors as file:line:col",
 				UsageText: "mcpguard check POLICY...",
-				Action: func(c *cli.Context) error {
-					if c.NArg() == 0 {
-						return usagef("check needs at least one policy file")
-					}
-					failed := false
-					for _, path := range c.Args().Slice() {
-						if _, err := policy.LoadFile(path); err != nil {
-							fmt.Fprintln(stderr, err)
-							failed = true
-							continue
-						}
-						fmt.Fprintf(stdout, "%s: ok\n", path)
-					}
-					if failed {
-						*status = 1
-					}
-					return nil
-				},
+				Action: c.action(func(ctx *cli.Context) (int, error) {
+					return policy.Check(ctx.Args().Slice(), c.stdout, c.stderr)
+				}),
 			},
 			{
 				Name:      "eval",
@@ -140,76 +139,154 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, serverArgv []string, dash
 					&cli.StringFlag{Name: "mode", Usage: "override the policy's mode: enforce or audit"},
 					&cli.StringFlag{Name: "tools-list", Usage: "a tools/list result `FILE` ({\"tools\":[...]}) whose input schemas server_schema: enforce uses"},
 				},
-				Action: func(c *cli.Context) error {
-					pol, err := loadPolicy(c.String("policy"), c.String("mode"))
-					if err != nil {
-						return err
-					}
-					msg, err := readInput(c.Args().First(), stdin)
-					if err != nil {
-						return usageError{err}
-					}
-					var tools []byte
-					if path := c.String("tools-list"); path != "" {
-						if tools, err = os.ReadFile(path); err != nil {
-							return usageError{err}
-						}
-					}
-					ev := pol.Evaluate(msg, tools)
-					out, _ := json.Marshal(ev, jsontext.Multiline(true))
-					fmt.Fprintf(stdout, "%s\n", out)
-					if ev.Verdict == "rejected" {
-						*status = 1
-					}
-					return nil
-				},
+				Action: c.action(c.eval),
 			},
-			initCommand(stdin, stdout, stderr, serverArgv, status),
+			{
+				Name:      "init",
+				Usage:     "start the server, list its tools, print a starter policy",
+				UsageText: "mcpguard init [--out FILE] [--force] [--timeout D] -- COMMAND [ARGS...]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "out", Usage: "write the policy to `FILE` instead of stdout"},
+					&cli.BoolFlag{Name: "force", Usage: "overwrite --out FILE if it exists"},
+					&cli.DurationFlag{Name: "timeout", Usage: "how long the server gets to list its tools", Value: 60 * time.Second},
+				},
+				Action: c.action(func(ctx *cli.Context) (int, error) {
+					argv, err := c.argv(ctx)
+					if err != nil {
+						return 2, err
+					}
+					return starter.Init(context.Background(), starter.InitOptions{Argv: argv, Out: ctx.String("out"),
+						Force: ctx.Bool("force"), Timeout: ctx.Duration("timeout"), Version: version}, c.stdout, c.stderr)
+				}),
+			},
+			{
+				Name:      "tail",
+				Usage:     "show the log's decisions one readable line each; alert on rejection spikes",
+				UsageText: "mcpguard tail [--follow] [--server S] [--since WHEN] [--spike N/WINDOW [--exit-on-spike]] [--all] [LOG]",
+				Description: "LOG defaults to " + eventlog.DefaultPath() + ".\n" +
+					"Without --all, shows rejections, audits, malformed and dropped messages, rewrites, limits, and server starts and exits.\n" +
+					"--follow starts at the end of the log (at --since when given) and follows it across truncation and rotation.\n" +
+					"--spike 5/1m writes an ALERT line when one server has 5 rejections within a minute, naming the top codes and tools;\n" +
+					"with --exit-on-spike, tail exits with status 3 after the first alert.",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep reading as the log grows"},
+					&cli.StringFlag{Name: "server", Usage: "only events of server `S`"},
+					sinceFlag,
+					&cli.StringFlag{Name: "spike", Usage: "alert when a server has `N/WINDOW` rejections (5/1m: 5 within a minute)"},
+					&cli.BoolFlag{Name: "exit-on-spike", Usage: "exit with status 3 after the first alert (needs --spike)"},
+					&cli.BoolFlag{Name: "all", Usage: "show every event"},
+					&cli.StringFlag{Name: "color", Usage: "`WHEN` to colour: auto (a terminal, and NO_COLOR unset), always, never", Value: "auto"},
+					utcFlag,
+				},
+				Action: c.action(func(ctx *cli.Context) (int, error) {
+					path, err := logArg(ctx)
+					if err != nil {
+						return 2, err
+					}
+					return eventlog.RunTail(context.Background(), eventlog.TailOptions{Path: path, Follow: ctx.Bool("follow"),
+						Server: ctx.String("server"), Since: ctx.String("since"), Spike: ctx.String("spike"),
+						ExitOnSpike: ctx.Bool("exit-on-spike"), All: ctx.Bool("all"), Color: ctx.String("color"),
+						UTC: ctx.Bool("utc")}, c.stdout, c.stderr)
+				}),
+			},
+			{
+				Name:        "stats",
+				Usage:       "count the log's events and rejections, with a chart of rejections over time",
+				UsageText:   "mcpguard stats [--since WHEN] [--by server|tool|code] [--json] [LOG]",
+				Description: "LOG defaults to " + eventlog.DefaultPath() + ".",
+				Flags: []cli.Flag{
+					sinceFlag,
+					&cli.StringFlag{Name: "by", Usage: "count rejections by `KEY` only: server, tool or code (default: all three)"},
+					&cli.BoolFlag{Name: "json", Usage: "write one JSON object"},
+					utcFlag,
+				},
+				Action: c.action(func(ctx *cli.Context) (int, error) {
+					path, err := logArg(ctx)
+					if err != nil {
+						return 2, err
+					}
+					return eventlog.RunStats(eventlog.StatsOptions{Path: path, Since: ctx.String("since"),
+						By: ctx.String("by"), JSON: ctx.Bool("json"), UTC: ctx.Bool("utc")}, c.stdout)
+				}),
+			},
 			{
 				Name:  "version",
 				Usage: "print the version",
-				Action: func(c *cli.Context) error {
-					fmt.Fprintf(stdout, "mcpguard %s\n", version)
-					return nil
-				},
+				Action: c.action(func(*cli.Context) (int, error) {
+					fmt.Fprintf(c.stdout, "mcpguard %s\n", version)
+					return 0, nil
+				}),
 			},
 		},
 	}
-	app.Commands = append(app.Commands, logCommands(stdin, stdout, stderr, status)...)
-	return app
 }
 
-// runConfig turns the run flags into the relay's configuration.
-func runConfig(c *cli.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (proxy.Config, error) {
-	pol, err := loadPolicy(c.String("policy"), c.String("mode"))
-	if err != nil {
-		return proxy.Config{}, err
+// logArg is the optional LOG argument of tail and stats.
+func logArg(ctx *cli.Context) (string, error) {
+	if ctx.Args().Len() > 1 {
+		return "", fmt.Errorf("%s: at most one LOG, got %q", ctx.Command.Name, ctx.Args().Slice())
 	}
-	maxReq, maxResp := c.Int("max-request-bytes"), c.Int("max-response-bytes")
-	if n := c.Int("max-message-bytes"); n > 0 {
+	return ctx.Args().First(), nil
+}
+
+// runRelay is `mcpguard [run]`: it relays between the agent and the
+// server, and its status is the server's.
+func (c *command) runRelay(ctx *cli.Context) (int, error) {
+	argv, err := c.argv(ctx)
+	if err != nil {
+		return 2, err
+	}
+	if len(argv) == 0 {
+		return 2, errors.New("no server command: mcpguard [run] [--policy FILE] -- COMMAND [ARGS...]")
+	}
+	pol, err := loadPolicy(ctx.String("policy"), ctx.String("mode"))
+	if err != nil {
+		return 2, err
+	}
+	maxReq, maxResp := ctx.Int("max-request-bytes"), ctx.Int("max-response-bytes")
+	if n := ctx.Int("max-message-bytes"); n > 0 {
 		maxReq, maxResp = n, n
 	}
 	if maxReq <= 0 || maxResp <= 0 {
-		return proxy.Config{}, usagef("message size limits must be positive")
+		return 2, errors.New("message size limits must be positive")
 	}
-	w, _, err := eventlog.Open(c.String("log"), stderr)
+	w, _, err := eventlog.Open(ctx.String("log"), c.stderr)
 	if err != nil {
 		// The agent is waiting for its server: keep serving, say why the
 		// decisions go unlogged, once (as a log that breaks later does).
-		fmt.Fprintf(stderr, "mcpguard: cannot open log %s: %v; decisions are not logged\n", c.String("log"), err)
+		fmt.Fprintf(c.stderr, "mcpguard: cannot open log %s: %v; decisions are not logged\n", ctx.String("log"), err)
 		w = io.Discard
 	}
-	return proxy.Config{
+	return proxy.Run(proxy.Config{
 		Argv:             argv,
 		Policy:           pol,
 		Log:              eventlog.New(w, proxy.ServerName(pol, argv)),
 		MaxRequestBytes:  maxReq,
 		MaxResponseBytes: maxResp,
-		Grace:            c.Duration("grace"),
-		Stdin:            stdin,
-		Stdout:           stdout,
-		Stderr:           stderr,
-	}, nil
+		Grace:            ctx.Duration("grace"),
+		Stdin:            c.stdin,
+		Stdout:           c.stdout,
+		Stderr:           c.stderr,
+	}), nil
+}
+
+// eval is `mcpguard eval`.
+func (c *command) eval(ctx *cli.Context) (int, error) {
+	pol, err := loadPolicy(ctx.String("policy"), ctx.String("mode"))
+	if err != nil {
+		return 2, err
+	}
+	msg, err := readInput(ctx.Args().First(), c.stdin)
+	if err != nil {
+		return 2, err
+	}
+	var tools []byte
+	if path := ctx.String("tools-list"); path != "" {
+		if tools, err = os.ReadFile(path); err != nil {
+			return 2, err
+		}
+	}
+	return pol.Eval(msg, tools, c.stdout)
 }
 
 // readInput reads a whole message from a file, or stdin for "" and "-".
@@ -228,7 +305,7 @@ func loadPolicy(path, mode string) (*policy.Policy, error) {
 	if path != "" {
 		var err error
 		if pol, err = policy.LoadFile(path); err != nil {
-			return nil, usageError{err}
+			return nil, err
 		}
 	}
 	switch m := policy.Mode(mode); m {
@@ -236,7 +313,7 @@ func loadPolicy(path, mode string) (*policy.Policy, error) {
 	case policy.Enforce, policy.Audit:
 		pol = pol.WithMode(m)
 	default:
-		return nil, usagef("--mode must be enforce or audit")
+		return nil, errors.New("--mode must be enforce or audit")
 	}
 	return pol, nil
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (status int, stdout, stderr string) {
@@ -93,5 +95,105 @@ func TestBuildsForMacOS(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("GOOS=darwin GOARCH=arm64 go vet ./...: %v\n%s", err, out)
+	}
+}
+
+// runLogCLI runs `mcpguard args...` as the command line does and returns
+// its streams and status.
+func runLogCLI(args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	code = run(append([]string{"mcpguard"}, args...), strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+const attackLog = "proxy/eventlog/testdata/attack.log"
+
+func TestTailCommand(t *testing.T) {
+	out, errOut, code := runLogCLI("tail", "--utc", "--spike", "5/1m", attackLog)
+	if code != 0 || !strings.Contains(out, "ALERT 2026-07-01 10:02:37.250 filesystem: 5 rejections within 1m") {
+		t.Errorf("code %d\n%s", code, out)
+	}
+	if !strings.Contains(errOut, "skipped 4 lines") {
+		t.Errorf("stderr %q", errOut)
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Error("colour when stdout is not a terminal")
+	}
+
+	out, _, code = runLogCLI("tail", "--utc", "--spike", "5/1m", "--exit-on-spike", attackLog)
+	if code != 3 || !strings.HasSuffix(out, "read_file 3, edit_file 1, write_file 1\n") {
+		t.Errorf("--exit-on-spike: code %d\n%s", code, out)
+	}
+
+	out, _, code = runLogCLI("tail", "--utc", "--server", "git", "--all", "--color", "always", attackLog)
+	if code != 0 || strings.Count(out, "\n") != 7 || !strings.Contains(out, "\x1b[31m") || strings.Contains(out, "filesystem") {
+		t.Errorf("--server git: code %d\n%s", code, out)
+	}
+}
+
+func TestStatsCommand(t *testing.T) {
+	out, _, code := runLogCLI("stats", "--utc", "--by", "code", attackLog)
+	if code != 0 || !strings.Contains(out, "rejections by code") || strings.Contains(out, "rejections by tool") ||
+		!strings.Contains(out, "rejections per minute (UTC)") {
+		t.Errorf("code %d\n%s", code, out)
+	}
+	out, _, code = runLogCLI("stats", "--json", "--since", "2026-07-01T10:02:00Z", attackLog)
+	var js struct {
+		Events, Skipped, Rejections int
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil || code != 0 || js.Skipped != 4 || js.Rejections != 10 {
+		t.Errorf("code %d, %+v, %v\n%s", code, js, err, out)
+	}
+}
+
+func TestLogCommandsUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"tail", "--spike", "5", attackLog},
+		{"tail", "--exit-on-spike", attackLog},
+		{"tail", "--since", "yesterday", attackLog},
+		{"tail", "--color", "sometimes", attackLog},
+		{"tail", attackLog, attackLog},
+		{"tail", "--nope"},
+		{"tail", filepath.Join(os.TempDir(), "no", "such.log")},
+		{"stats", "--by", "method", attackLog},
+		{"stats", filepath.Join(os.TempDir(), "no", "such.log")},
+	} {
+		out, errOut, code := runLogCLI(args...)
+		if code != 2 || out != "" || errOut == "" {
+			t.Errorf("%q: code %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// TestTailFollowExitsOnSpike: `tail --follow --spike --exit-on-spike`
+// waits for the log to appear, reads what is appended, and exits 3 at the
+// first spike: what a watchdog script runs.
+func TestTailFollowExitsOnSpike(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "mcpguard.log")
+	data, err := os.ReadFile(attackLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out  string
+		code int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, _, code := runLogCLI("tail", "--follow", "--utc", "--spike", "5/1m", "--exit-on-spike", path)
+		done <- result{out, code}
+	}()
+	time.Sleep(300 * time.Millisecond) // tail waits for the file
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.code != 3 || !strings.Contains(r.out, "ALERT") || strings.Contains(r.out, "downstream_exit") {
+			t.Errorf("code %d\n%s", r.code, r.out)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("tail --follow did not exit on the spike")
 	}
 }

@@ -124,7 +124,7 @@ func TestPolicyCases(t *testing.T) {
 				line := caseMessage(t, c, vars)
 				ev := p.Evaluate(line, tools)
 				got := ev.ErrorCode
-				if ev.Verdict == "allowed" {
+				if ev.Verdict == Allowed {
 					got = "allow"
 				}
 				label := c.Note

@@ -1,15 +1,30 @@
 package policy
 
 import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/mcpguard/mcpguard/policy/message"
+)
+
+// Outcome is what the policy does with one message from the agent.
+type Outcome string
+
+const (
+	Allowed  Outcome = "allowed"  // forwarded to the server
+	Rejected Outcome = "rejected" // answered by mcpguard, never forwarded
+	Audited  Outcome = "audited"  // would be rejected; forwarded because the mode is audit
 )
 
 // Evaluation is the verdict one message would get, and why: what
 // `mcpguard eval` prints.
 type Evaluation struct {
-	Verdict   string         `json:"verdict"` // allowed, rejected, audited
+	Verdict   Outcome        `json:"verdict"`
 	Method    string         `json:"method,omitempty"`
 	Tool      string         `json:"tool,omitempty"`
 	ErrorCode string         `json:"error_code,omitempty"`
@@ -26,9 +41,12 @@ type Evaluation struct {
 func (p *Policy) Evaluate(line []byte, toolsList []byte) Evaluation {
 	m, err := message.Parse(line)
 	if err != nil {
-		e := err.(*message.Error)
+		var e *message.Error
+		if !errors.As(err, &e) {
+			e = &message.Error{Code: jsonrpc2.CodeInvalidRequest, Reason: err.Error()}
+		}
 		rej := message.Malformed(e)
-		return Evaluation{Verdict: "rejected", ErrorCode: rej.ErrorCode, Error: rej.Error,
+		return Evaluation{Verdict: Rejected, ErrorCode: rej.ErrorCode, Error: rej.Error,
 			Reply: message.RejectionError(e.ID, e.Code, rej)}
 	}
 	s := p.NewSession()
@@ -43,19 +61,55 @@ func (p *Policy) Evaluate(line []byte, toolsList []byte) Evaluation {
 			s.Egress(rm, &Call{Method: "tools/list"})
 		}
 	}
-	ev := Evaluation{Verdict: "allowed", Method: m.Method, Tool: clean(m.Name), Notes: notes}
+	ev := Evaluation{Verdict: Allowed, Method: m.Method, Tool: clean(m.Name), Notes: notes}
 	v := s.Ingress(m)
 	if v.Rejection == nil {
 		return ev
 	}
 	ev.ErrorCode, ev.Rule, ev.Field, ev.Error = v.Rejection.ErrorCode, v.Rejection.Rule, v.Rejection.Field, v.Rejection.Error
 	if v.Audit {
-		ev.Verdict = "audited"
+		ev.Verdict = Audited
 		return ev
 	}
-	ev.Verdict = "rejected"
+	ev.Verdict = Rejected
 	if m.Kind == message.Request {
 		ev.Reply = v.Reply(m.ID)
 	}
 	return ev
+}
+
+// Eval is `mcpguard eval`: it writes the Evaluation of msg as indented
+// JSON to w. The status is 1 when the message would be rejected, else 0.
+func (p *Policy) Eval(msg, toolsList []byte, w io.Writer) (int, error) {
+	ev := p.Evaluate(msg, toolsList)
+	out, err := json.Marshal(ev, jsontext.Multiline(true))
+	if err != nil {
+		return 1, err
+	}
+	if _, err := fmt.Fprintf(w, "%s\n", out); err != nil {
+		return 1, err
+	}
+	if ev.Verdict == Rejected {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// Check is `mcpguard check`: it loads each policy file and writes
+// "PATH: ok" to stdout, or the file's errors (file:line:col) to stderr.
+// The status is 1 when any file fails to load, 2 when there is none.
+func Check(paths []string, stdout, stderr io.Writer) (int, error) {
+	if len(paths) == 0 {
+		return 2, errors.New("check needs at least one policy file")
+	}
+	status := 0
+	for _, path := range paths {
+		if _, err := LoadFile(path); err != nil {
+			fmt.Fprintln(stderr, err)
+			status = 1
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: ok\n", path)
+	}
+	return status, nil
 }
