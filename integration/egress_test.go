@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// hostileClean is testserver's Hostile text after SPEC §6 `text`: escape
+// hostileClean is testserver's Hostile text after `text`: escape
 // sequences (CSI, OSC 8 and 52 with their payloads, 8-bit CSI) removed
 // whole, C0/C1 controls other than tab/LF/CR removed, tag characters and
 // bidi embeddings/overrides/isolates removed, everything else kept.

@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// rejection is the data object of mcpguard's error replies (SPEC §5).
+// rejection is the data object of mcpguard's error replies.
 type rejection struct {
 	Passed    *bool  `json:"passed"`
 	ErrorCode string `json:"error_code"`
@@ -359,7 +359,7 @@ func TestGuardedServerGarbage(t *testing.T) {
 
 // TestGuardedServerGarbageReply: a reply with trailing data is not relayed;
 // the agent gets a JSON-RPC error for that id instead of waiting forever
-// (SPEC §6: the request it answers can be known: it is the only one in
+// (the request it answers can be known: it is the only one in
 // flight, and its id is the line's).
 func TestGuardedServerGarbageReply(t *testing.T) {
 	p := startGuardedRaw(t, nil, testserverBin)

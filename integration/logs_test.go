@@ -71,7 +71,7 @@ func TestSharedLogUnderAttack(t *testing.T) {
 	}
 	wg.Wait()
 
-	// Every line is one whole JSON object with the SPEC §7 fields.
+	// Every line is one whole JSON object with the documented log fields.
 	data, err := os.ReadFile(logFile)
 	if err != nil {
 		t.Fatal(err)

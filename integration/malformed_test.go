@@ -17,9 +17,9 @@ func nested(depth int) string { // depth levels of arrays around a string
 	return strings.Repeat("[", depth) + `"HOSTILE"` + strings.Repeat("]", depth)
 }
 
-// malformedLines are agent→server lines that strict parsing must refuse
-// (SPEC §3). ids lists the acceptable ids of the error reply: the id when it
-// can be read unambiguously, null otherwise; where the SPEC leaves it open
+// malformedLines are agent→server lines that strict parsing must refuse.
+// ids lists the acceptable ids of the error reply: the id when it
+// can be read unambiguously, null otherwise; where the contract leaves it open
 // (the line is broken, but the id member itself is plain), both are listed.
 var malformedLines = []struct {
 	name string

@@ -39,8 +39,8 @@ func growPipe(f any) {
 // system allows it; a refusal changes nothing). Blocking, each relay
 // goroutine's read and write is one plain syscall on its own thread;
 // through Go's netpoller every message cost an extra epoll round and a
-// goroutine hand-off, and relaybench measured a 16 MiB result at 0.43x a
-// bare relay's speed that way against 0.70x blocking. The price: Close
+// goroutine hand-off, which costs large results a good part of their
+// speed (BenchmarkRelay* and integration/bench show it). The price: Close
 // does not interrupt a blocked read, so Run never waits on a read forever.
 func blockingPipe() (r, w *os.File, err error) {
 	var fds [2]int
@@ -55,8 +55,8 @@ func blockingPipe() (r, w *os.File, err error) {
 // blocks on its next read. Under pipelined load the peer on the other end
 // (the agent, the server) then writes more before the read, and the read
 // takes a bigger batch: on a two-core VM, where each sleep and wake-up is a
-// costly context switch, integration/bench measured 3–10 % more calls per
-// second with it. The loops call it only after a batch of more than one
+// costly context switch, that means more calls per second (see
+// integration/bench). The loops call it only after a batch of more than one
 // line, so a lone request is never delayed.
 func yieldCPU() {
 	_, _, _ = syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)

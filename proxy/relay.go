@@ -28,7 +28,7 @@ import (
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
 )
 
-// Default limits (SPEC §3).
+// Default size limits of one message, as the policy reference documents.
 const (
 	DefaultMaxRequestBytes  = 4 << 20
 	DefaultMaxResponseBytes = 64 << 20

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The SPEC §4 coverctl list.
+// The coverctl list of the policy reference's example.
 var (
 	testLong  = []string{"--rootdir", "--cov-config", "--init-script", "--require", "--node-options", "--manifest-path", "--target-dir", "--inspect", "--experimental-loader"}
 	testShort = []string{"-D", "-I", "-P"}

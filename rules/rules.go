@@ -1,4 +1,4 @@
-// Package rules holds the ingress string checks of SPEC §5, one small type
+// Package rules holds the ingress string checks, one small type
 // per check. Each check inspects one string value that the proxy has already
 // decoded from JSON and selected; it never sees JSON, field paths or tools.
 //

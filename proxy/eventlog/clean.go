@@ -11,7 +11,7 @@ const (
 	MaxMessageBytes = 1024 // message: the free_text default
 )
 
-// cleanN is the free_text canonicaliser (SPEC §6) made strict for a log
+// cleanN is the free_text canonicaliser made strict for a log
 // that operators read in a terminal, so that neither the agent nor the
 // server can write into the operator's screen through it:
 //

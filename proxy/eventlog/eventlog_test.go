@@ -62,7 +62,7 @@ func writeLines(spec string) int {
 	return 0
 }
 
-// TestLineShape: every SPEC §7 field is on every line, and the caller's
+// TestLineShape: every documented log field is on every line, and the caller's
 // value is never written, only its length and a short hash.
 func TestLineShape(t *testing.T) {
 	var buf bytes.Buffer

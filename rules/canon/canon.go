@@ -89,7 +89,7 @@ func AppendText(dst, src []byte) (out []byte, changed bool) {
 
 // NeedsText reports whether Text would change src. It is the fast path
 // that lets clean output through without a copy: plain ASCII is checked
-// a word at a time, past 1 GB/s.
+// a word at a time.
 func NeedsText(src []byte) bool {
 	s := bytesToString(src)
 	return firstUnclean(s) != len(s)
