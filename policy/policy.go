@@ -1,5 +1,3 @@
-// Package policy owns the compiled policy: loading a YAML policy file,
-// validating it, and deciding on each message that crosses the proxy.
 package policy
 
 import (

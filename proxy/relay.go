@@ -1,12 +1,3 @@
-// Package proxy owns the relay between an agent and one MCP server over
-// stdio: framing, the id spaces of both directions, the server process and
-// its lifetime.
-//
-// The relay forwards only what went through message.Parse and the policy
-// session: a line from the agent reaches the server only as the compact
-// bytes of a strictly parsed message that Session.Ingress allowed, and a
-// line from the server reaches the agent only as the bytes Session.Egress
-// returned. There is no other path from one side to the other.
 package proxy
 
 import (

@@ -11,6 +11,23 @@
 // envelope members (`Method`, `method\u0000`), case- and Unicode-fold
 // variants of known params members (`ARGUMENTS`, `argumentſ`), nesting
 // deeper than MaxDepth, ids that are neither strings nor safe integers.
+//
+// Strict parsing has two implementations that must agree. Every line first
+// goes through a one-pass validator (validate.go) that enforces exactly
+// what the strict decoder does (syntax, UTF-8, surrogate escapes, duplicate
+// names after unescaping) plus the depth limit, and records the envelope's
+// members; anything it refuses or finds unusual is parsed again by
+// go-json-experiment, which decides and explains the refusal. FuzzValidate
+// holds the validator equal to the decoder on every input and FuzzParseFast
+// holds the two parse paths equal. Past its first bytes a long string is
+// scanned in windows with vector code (ascii.ValidPrint from
+// github.com/segmentio/asm, then bytes.IndexByte from escape to escape);
+// FuzzVectorScan holds it to the byte-wise rule.
+//
+// Decisions the protocol leaves open: batches (arrays, revision 2025-03-26
+// only) are refused whole; integer ids must lie within ±(2^53−1) and not be
+// -0, since a JavaScript peer would read a larger one as another id;
+// `arguments: null` reads as no arguments (the go-sdk client sends it).
 package message
 
 import (
