@@ -39,6 +39,7 @@ type ingressV1 struct {
 	Long          []string `json:"long"`
 	ShortPrefixes []string `json:"short_prefixes"`
 	Abbreviations *bool    `json:"abbreviations"`
+	ValueShorts   []string `json:"short_with_value"`
 	Pattern       string   `json:"pattern"`
 	Code          string   `json:"code"`
 	Roots         []string `json:"roots"`
@@ -228,6 +229,7 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 			if r.Abbreviations != nil && !*r.Abbreviations {
 				flags.WithoutAbbreviations()
 			}
+			err = flags.WithValueShorts(r.ValueShorts)
 			rule.check = flags
 		}
 		rule.code = rules.CodeDangerousFlag

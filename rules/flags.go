@@ -14,17 +14,27 @@ import (
 // would undo:
 //
 //   - any case: --ROOTDIR;
+//   - camelCase for kebab-case and the reverse, and '_' for '-': yargs
+//     (jest) and commander read --root-dir as --rootDir, argparse (pytest)
+//     reads --cov_config as nothing but a tool that normalises names
+//     might; so --rootDir, --root-dir, --root_dir, --rootdir and --ROOT-DIR
+//     are one flag. The comparison drops every '-' and '_' inside the name
+//     and folds case, whichever spelling the policy lists;
+//   - yargs dot notation (--projects.0=x sets projects): the name is also
+//     judged up to its first '.';
 //   - abbreviation to any prefix of two characters or more (--root, --ro):
 //     argparse and getopt_long accept unambiguous abbreviations, and which
-//     ones are unambiguous depends on the tool's own flags;
-//   - '_' for '-' (--cov_config), and an attached value (--rootdir=/tmp);
+//     ones are unambiguous depends on the tool's own flags (yargs and Go's
+//     flag package do not abbreviate: see WithoutAbbreviations);
+//   - an attached value (--rootdir=/tmp);
 //   - more than two leading dashes, and the single-dash form of a listed long
 //     flag (-rootdir, as Go's flag package reads it);
 //   - Unicode dashes and minus signs for '-' (U+2010..U+2015, U+2212,
 //     U+FE58, U+FE63, U+FF0D, ...), fullwidth letters, and invisible
 //     characters (soft hyphen, zero-width space, bidi controls) anywhere;
 //   - a listed short prefix at the start (-Dx, -D, -D=x), inside a cluster
-//     of short flags (-vqDx reads as -v -q -D x), or spelt as a long flag
+//     of short flags (-vqDx reads as -v -q -D x) up to the first option
+//     that takes a value (WithValueShorts), or spelt as a long flag
 //     the way Go's flag package allows (--D=x); short prefixes are
 //     case-sensitive, -D and -d differ in most tools;
 //   - a response file (@file), which can smuggle in any flag;
@@ -47,6 +57,24 @@ type DangerousFlags struct {
 	// parser does not accept abbreviations (Go's flag package); see
 	// WithoutAbbreviations.
 	exactLong bool
+	// valueShorts holds the letters of short options that take a value;
+	// see WithValueShorts.
+	valueShorts string
+}
+
+// WithValueShorts names the tool's short options that take a value, such
+// as pytest's -r, -k and -m: in a cluster, what follows one of them is its
+// value, not more options (argparse and getopt read -rfEp as -r fEp, so -p
+// is not in it), and d stops looking for listed short prefixes there. Each
+// entry is '-' and one letter or digit.
+func (d *DangerousFlags) WithValueShorts(shorts []string) error {
+	for _, s := range shorts {
+		if len(s) != 2 || s[0] != '-' || !isAlnum(s[1]) {
+			return fmt.Errorf("short option with a value %q: want - and one letter or digit (such as -r)", s)
+		}
+		d.valueShorts += s[1:]
+	}
+	return nil
 }
 
 // WithoutAbbreviations makes d refuse a listed long flag only when it is
@@ -58,7 +86,7 @@ type DangerousFlags struct {
 func (d *DangerousFlags) WithoutAbbreviations() { d.exactLong = true }
 
 type longFlag struct {
-	name   string // folded, without the leading "--"
+	name   string // flagKey of the name without the leading "--"
 	listed string // as written in the policy
 }
 
@@ -80,7 +108,11 @@ func NewDangerousFlags(long []string, shortPrefixes []string) (*DangerousFlags, 
 		if !ok || len(name) < 2 || !isAlnum(name[0]) || !onlyFrom(name, "._-") {
 			return nil, fmt.Errorf("long flag %q: want -- and at least two letters, digits, '.', '_' or '-' (such as --rootdir)", l)
 		}
-		d.long = append(d.long, longFlag{name: foldLong(name), listed: l})
+		key := flagKey(name)
+		if len(key) < 2 {
+			return nil, fmt.Errorf("long flag %q: want at least two letters or digits besides '-' and '_'", l)
+		}
+		d.long = append(d.long, longFlag{name: key, listed: l})
 	}
 	for _, s := range shortPrefixes {
 		body, ok := strings.CutPrefix(s, "-")
@@ -205,14 +237,7 @@ func (d *DangerousFlags) checkWord(w string) *Finding {
 				return flagFinding(s.listed)
 			}
 		}
-		if n := foldLong(name); len(n) >= 2 {
-			for _, l := range d.long {
-				if l.name == n || (!d.exactLong && strings.HasPrefix(l.name, n)) {
-					return flagFinding(l.listed)
-				}
-			}
-		}
-		return nil
+		return d.checkLongName(name)
 	}
 	body := w[1:]
 	for _, s := range d.short {
@@ -221,15 +246,43 @@ func (d *DangerousFlags) checkWord(w string) *Finding {
 		}
 	}
 	cluster := body[:alnumRun(body)]
-	for _, s := range d.short {
-		if len(cluster) > 1 && strings.Contains(cluster[1:], s.body) {
-			return flagFinding(s.listed)
+	for i := 1; i < len(cluster); i++ {
+		if strings.IndexByte(d.valueShorts, cluster[i-1]) >= 0 {
+			break // the rest of the cluster is that option's value
+		}
+		for _, s := range d.short {
+			if strings.HasPrefix(cluster[i:], s.body) {
+				return flagFinding(s.listed)
+			}
 		}
 	}
 	name, _, _ := strings.Cut(body, "=")
-	n := foldLong(name)
+	n := flagKey(name)
+	base, _, dotted := strings.Cut(n, ".")
 	for _, l := range d.long {
-		if n == l.name {
+		if n == l.name || dotted && base == l.name {
+			return flagFinding(l.listed)
+		}
+	}
+	return nil
+}
+
+// checkLongName judges the name of a word that starts with two dashes (or
+// more), its value cut off: the whole key, the key up to its first '.'
+// (yargs dot notation), and unless exactLong every prefix of two
+// characters or more.
+func (d *DangerousFlags) checkLongName(name string) *Finding {
+	n := flagKey(name)
+	if len(n) < 2 {
+		return nil
+	}
+	base, _, dotted := strings.Cut(n, ".")
+	for _, l := range d.long {
+		switch {
+		case l.name == n, dotted && l.name == base:
+			return flagFinding(l.listed)
+		case d.exactLong:
+		case strings.HasPrefix(l.name, n), dotted && len(base) >= 2 && strings.HasPrefix(l.name, base):
 			return flagFinding(l.listed)
 		}
 	}
@@ -245,7 +298,7 @@ func flagFinding(listed string) *Finding {
 // normaliseWord undoes what a tool, shell or normaliser may undo: it drops
 // invisible characters, quotes and backslashes, maps compatibility forms to
 // ASCII and every dash-like rune to '-'. Case and '_' are kept (short
-// prefixes are case-sensitive); foldLong handles them for long flags.
+// prefixes are case-sensitive); flagKey handles them for long flags.
 func normaliseWord(w string) string {
 	if isASCII(w) && !hasQuoting(w) {
 		return w
@@ -265,10 +318,11 @@ func normaliseWord(w string) string {
 	return b.String()
 }
 
-// foldLong folds a long flag name: lower case, including the non-ASCII
-// runes that case-fold to an ASCII letter (K KELVIN SIGN, ſ LONG S), and '_'
-// as '-'.
-func foldLong(name string) string {
+// flagKey folds a long flag name to the key its spellings share: lower
+// case, including the non-ASCII runes that case-fold to an ASCII letter (K
+// KELVIN SIGN, ſ LONG S), without '-' and '_' (--root-dir, --root_dir and
+// --rootDir all become rootdir).
+func flagKey(name string) string {
 	if foldedASCII(name) {
 		return name
 	}
@@ -276,8 +330,8 @@ func foldLong(name string) string {
 	b.Grow(len(name))
 	for _, r := range name {
 		switch {
-		case r == '_':
-			r = '-'
+		case r == '_' || r == '-':
+			continue
 		case r >= 'A' && r <= 'Z':
 			r += 'a' - 'A'
 		case r == 'İ' || r == 'ı':
@@ -308,11 +362,11 @@ func hasQuoting(s string) bool {
 	return false
 }
 
-// foldedASCII reports whether s is ASCII without upper-case letters or '_':
-// foldLong would return it unchanged.
+// foldedASCII reports whether s is ASCII without upper-case letters, '-'
+// or '_': flagKey would return it unchanged.
 func foldedASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= utf8.RuneSelf || c >= 'A' && c <= 'Z' || c == '_' {
+		if c := s[i]; c >= utf8.RuneSelf || c >= 'A' && c <= 'Z' || c == '_' || c == '-' {
 			return false
 		}
 	}

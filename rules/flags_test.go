@@ -84,6 +84,17 @@ func TestDangerousFlagsRejects(t *testing.T) {
 		{"invalid utf8", "--root\xffdir", ""},
 		{"inspect brk abbreviation", "--insp", "--inspect"},
 		{"experimental loader", "--EXPERIMENTAL_LOADER=./x.mjs", "--experimental-loader"},
+		{"kebab of a flat name", "--root-dir=/tmp", "--rootdir"},
+		{"snake of a flat name", "--root_dir", "--rootdir"},
+		{"camel of a kebab name", "--covConfig=x", "--cov-config"},
+		{"camel of a kebab name, abbreviated", "--nodeOpt", "--node-options"},
+		{"flat of a kebab name", "--nodeoptions", "--node-options"},
+		{"kebab with upper case", "--ROOT-DIR", "--rootdir"},
+		{"dashes everywhere", "--r-o-o-t-d-i-r", "--rootdir"},
+		{"single dash kebab", "-root-dir=/tmp", "--rootdir"},
+		{"yargs dot notation", "--rootdir.x=/tmp", "--rootdir"},
+		{"yargs dot notation kebab", "--root-dir.0", "--rootdir"},
+		{"single dash dot notation", "-rootdir.x=/tmp", "--rootdir"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := d.Check(tc.value)
@@ -132,6 +143,9 @@ func TestDangerousFlagsPasses(t *testing.T) {
 		{"keyword expression", "-k test_a or test_b"},
 		{"emoji", "✓ done"},
 		{"go test run", "-run=TestFoo"},
+		{"kebab of another flag", "--root-count=3"},
+		{"dot notation of another flag", "--maxfail.x=2"},
+		{"dotted path", "-./rootdir"},
 		{"unicode word", "héllo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,6 +182,31 @@ func TestNewDangerousFlagsRejectsMalformedEntries(t *testing.T) {
 	}
 	if _, err := NewDangerousFlags([]string{"--cov.config", "--v8"}, []string{"-XX:", "-Xss"}); err != nil {
 		t.Fatalf("well-formed entries: %v", err)
+	}
+}
+
+// A flag listed in camelCase (as jest's --help spells them) is refused in
+// every spelling yargs reads as it, and its kebab-case neighbours pass.
+func TestDangerousFlagsCamelCaseListed(t *testing.T) {
+	d, err := NewDangerousFlags([]string{"--rootDir", "--setupFilesAfterEnv", "--projects"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.WithoutAbbreviations()
+	for _, v := range []string{"--rootDir", "--root-dir", "--root_dir", "--ROOTDIR", "--rootdir=/x",
+		"--setup-files-after-env=x", "--setup_files_after_env", "--SetupFilesAfterEnv",
+		"--projects.0=/tmp", "--projects", "-root-dir", "--root-Dir"} {
+		if d.Check(v) == nil {
+			t.Errorf("%q passed", v)
+		}
+	}
+	for _, v := range []string{"--setupFiles", "--setup-files", "--root", "--selectProjects=a", "--project", "--roots"} {
+		if f := d.Check(v); f != nil {
+			t.Errorf("%q refused: %s", v, f.Reason)
+		}
+	}
+	if _, err := NewDangerousFlags([]string{"--a-"}, nil); err == nil {
+		t.Error("--a- (one letter once dashes are dropped) compiled")
 	}
 }
 
@@ -222,9 +261,45 @@ func TestDangerousFlagsWithoutAbbreviations(t *testing.T) {
 			t.Errorf("%q passed", v)
 		}
 	}
-	for _, v := range []string{"-cover", "--cover", "--coverp", "--ex", "-exe", "--count=3"} {
+	for _, v := range []string{"--cover-profile", "-coverProfile=x", "--exec.x=1"} {
+		if d.Check(v) == nil {
+			t.Errorf("%q passed", v)
+		}
+	}
+	for _, v := range []string{"-cover", "--cover", "--coverp", "--ex", "-exe", "--count=3", "--cover.x", "--cover-p"} {
 		if f := d.Check(v); f != nil {
 			t.Errorf("%q refused: %s", v, f.Reason)
+		}
+	}
+}
+
+// TestDangerousFlagsValueShorts: past a short option that takes a value,
+// a cluster is that value (pytest -rfEp is -r fEp), before it the letters
+// are still options.
+func TestDangerousFlagsValueShorts(t *testing.T) {
+	d, err := NewDangerousFlags(nil, []string{"-p", "-c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Check("-rfEp") == nil {
+		t.Fatal("without value shorts, -rfEp passed")
+	}
+	if err := d.WithValueShorts([]string{"-r", "-k", "-m"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"-rfEp", "-rA", "-vrp", "-kpc", "-mc"} {
+		if f := d.Check(v); f != nil {
+			t.Errorf("%q refused: %s", v, f.Reason)
+		}
+	}
+	for _, v := range []string{"-vp", "-xpfoo", "-p", "-pno:cacheprovider", "-vcr", "-c=x", "--p"} {
+		if d.Check(v) == nil {
+			t.Errorf("%q passed", v)
+		}
+	}
+	for _, bad := range []string{"r", "-rr", "--r", "-_"} {
+		if err := d.WithValueShorts([]string{bad}); err == nil {
+			t.Errorf("value short %q accepted", bad)
 		}
 	}
 }

@@ -16,6 +16,8 @@ var flagSeeds = []string{
 	"-v_D", "-_vD", "--D=x", "@args", "\uFF20args", "x --rootdir", `"--root"dir`,
 	`\-\-ro`, "-v", "-5", "-", "--", "./a-b", "--count=3", "-k=Dfoo", "--cov_",
 	"--manife\u017Ft-path", "\u2014rootdir", "a\x1f-Dx", "--root\xffdir",
+	"--root-dir", "--rootDir", "--root_dir=/x", "--covConfig", "--cov-Config", "--node-Opt",
+	"--rootdir.0=/x", "-root-dir", "--initScript", "--target_Dir",
 }
 
 // FuzzDangerousFlags checks that spellings a tool reads the same as a
@@ -54,7 +56,52 @@ func FuzzDangerousFlags(f *testing.F) {
 				t.Errorf("%q rejected but its %s variant %q passed", v, name, w)
 			}
 		}
+		if !strings.Contains(fd.Reason, "flag --") {
+			return // the variants below are spellings of long flags only
+		}
+		for name, w := range map[string]string{
+			"camelCase to kebab-case": camelToKebab(v),
+			"kebab-case to camelCase": kebabToCamel(v),
+			"lower":                   strings.ToLower(v),
+		} {
+			if d.Check(w) == nil {
+				t.Errorf("%q rejected but its %s variant %q passed", v, name, w)
+			}
+		}
 	})
+}
+
+// camelToKebab writes every ASCII upper-case letter that follows a letter
+// or digit as '-' and its lower case (rootDir -> root-dir), as yargs
+// expands names.
+func camelToKebab(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' && i > 0 && isAlnum(s[i-1]) {
+			b.WriteByte('-')
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// kebabToCamel drops every '-' or '_' between two ASCII letters or digits
+// and upper-cases the letter after it (root-dir -> rootDir).
+func kebabToCamel(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c == '-' || c == '_') && i > 0 && i+1 < len(s) && isAlnum(s[i-1]) && isAlnum(s[i+1]) {
+			continue
+		}
+		if i > 1 && (s[i-1] == '-' || s[i-1] == '_') && isAlnum(s[i-2]) && c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // FuzzPathScope checks that Check never panics, and that an accepted path,
