@@ -15,20 +15,35 @@ import (
 
 // Egress returns the bytes to forward to the agent for a message from the
 // server: m.Raw itself, byte for byte, when nothing changes. call is the
-// request a response answers, nil when unknown or not a response.
+// request a response answers (see Session.CallOf), nil when unknown or
+// not a response.
 //
 // Every string the server sends (results, error messages and data,
 // notifications, the params of server→client requests; member names too)
-// goes through the `text` canonicaliser, and the fields that egress rules
-// select in tools/call results through theirs. The envelope's jsonrpc, id
-// and method are left alone: they route the message, the agent does not
-// read them as text.
+// goes through one pipeline, egressString: the canonicalisers of the
+// egress rules that select it, then `text`. Rules select fields of
+// tools/call results, and of tasks/result results by the tool that
+// created the task, by the member names the client will read (after
+// `text`, invisible code points aside), so a name that only looks
+// different to the proxy (file\u0000, file\u200b) cannot dodge them.
+//
+// The envelope's jsonrpc, id and method route the message and are not
+// rewritten; a server→client request or notification whose method is not
+// a plain protocol name, or whose string id holds anything `text` would
+// change, is refused (an error) rather than relayed: the client hands
+// both to application code and logs as they are.
 func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
+	if m.Kind != message.Response {
+		if err := checkRouting(m); err != nil {
+			return nil, nil, err
+		}
+	}
 	raw := m.Raw
 	// The parser's one pass already knows, for most messages, that no
 	// string holds anything text could change (it applies to m.Raw only).
 	plain := m.TextPlain
 	var rewrites []Rewrite
+	var rules []*egressRule
 	if call != nil && m.Kind == message.Response && m.Result != nil {
 		switch call.Method {
 		case "tools/list":
@@ -37,11 +52,17 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 				return nil, nil, err
 			}
 			plain = false
+		case "tools/call":
+			rules = s.p.egressFor(call.Tool)
+			if call.Task {
+				s.noteTask(call.Tool, m.Result)
+			}
+		case "tasks/result":
+			if call.Tool == "" && s.p.hasEgressRules() {
+				return nil, nil, errUnknownTask
+			}
+			rules = s.p.egressFor(call.Tool)
 		}
-	}
-	var rules []*egressRule
-	if call != nil && call.Method == "tools/call" && m.Result != nil {
-		rules = s.p.egressFor(call.Tool)
 	}
 	if len(rules) == 0 && (plain || !rawNeedsText(raw)) {
 		return raw, rewrites, nil
@@ -51,6 +72,52 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 		return nil, nil, err
 	}
 	return out, append(rewrites, more...), nil
+}
+
+var errUnknownTask = errors.New("a tasks/result for a task mcpguard did not see created: the egress rules of its tool cannot be applied")
+
+// checkRouting refuses a server→client request or notification whose
+// method is not a plain protocol name or whose string id is not plain
+// text: both reach the client application verbatim (a request id as
+// extra.requestId, an unknown method in a fallback handler), where an
+// OSC 52 clipboard write or a bidi override does its work.
+func checkRouting(m *message.Message) error {
+	if !plainMethod(m.Method) {
+		return errors.New("a server message whose method is not a plain protocol name")
+	}
+	if len(m.ID) > 0 && m.ID[0] == '"' {
+		id := message.Unquote(m.ID)
+		if canon.Visible(id) != id {
+			return errors.New("a server request whose id holds control, invisible or escape characters")
+		}
+	}
+	return nil
+}
+
+// plainMethod reports whether a method name is made only of what protocol
+// method names use: ASCII letters, digits and / _ - . (at most 256 bytes,
+// starting with a letter).
+func plainMethod(s string) bool {
+	if len(s) == 0 || len(s) > 256 || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '/' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// hasEgressRules reports whether any egress rule does more than text.
+func (p *Policy) hasEgressRules() bool {
+	for _, r := range p.egress {
+		if r.kind != canon.KindText {
+			return true
+		}
+	}
+	return false
 }
 
 // egressFor returns the egress rules for a tool's results, leaving out
@@ -68,8 +135,9 @@ func (p *Policy) egressFor(tool string) []*egressRule {
 
 // pathElem is one step into a JSON document: a member name or an index.
 type pathElem struct {
-	name  string
-	index int // -1 for members
+	name  string // as the client reads it
+	key   string // what selectors match: name less invisible code points
+	index int    // -1 for members
 }
 
 func renderPath(path []pathElem) string {
@@ -118,7 +186,7 @@ func matchSegs(segs []segment, path []pathElem, isName bool) bool {
 	e := path[0]
 	switch seg.kind {
 	case segName:
-		if e.index >= 0 || !strings.EqualFold(e.name, seg.name) {
+		if e.index >= 0 || !strings.EqualFold(e.key, seg.name) {
 			return false
 		}
 	case segAnyMember:
@@ -162,35 +230,24 @@ func rewriteStrings(raw []byte, rules []*egressRule) ([]byte, []Rewrite, error) 
 			stack[n-1].wantName = true
 		}
 	}
-	canonicalise := func(tok jsontext.Value, isName bool) error {
+	// canonicalise writes a string token through the egress pipeline and
+	// returns what the client will read.
+	canonicalise := func(tok jsontext.Value, isName bool) (string, error) {
+		s := message.Unquote(tok)
 		routing := len(path) == 1 && path[0].index < 0 && (path[0].name == "jsonrpc" || path[0].name == "id" || path[0].name == "method") && !isName
 		if routing {
-			return enc.WriteValue(tok)
+			return s, enc.WriteValue(tok)
 		}
-		s := message.Unquote(tok)
-		out, applied := s, ""
-		for _, r := range rules {
-			for _, sel := range r.fields {
-				if sel.matches(path, isName) {
-					out = r.apply(out)
-					applied = string(r.kind)
-					break
-				}
-			}
-		}
-		out = canon.Text(out)
+		out, applied := egressString(s, rules, path, isName)
 		if out == s {
-			return enc.WriteValue(tok)
-		}
-		if applied == "" {
-			applied = string(canon.KindText)
+			return s, enc.WriteValue(tok)
 		}
 		field := renderPath(path)
 		if isName {
 			field += " (member name)"
 		}
 		rewrites = append(rewrites, Rewrite{Field: clean(field), Canonicaliser: applied, Removed: len(s) - len(out)})
-		return enc.WriteToken(jsontext.String(out))
+		return out, enc.WriteToken(jsontext.String(out))
 	}
 	for {
 		kind := dec.PeekKind()
@@ -231,17 +288,22 @@ func rewriteStrings(raw []byte, rules []*egressRule) ([]byte, []Rewrite, error) 
 			}
 			if n > 0 && stack[n-1].wantName {
 				// A member name: it names the path of the value that follows.
+				// Rules select on the name the client reads; a rule that
+				// selects names may change it again.
 				stack[n-1].wantName = false
-				path[n-1] = pathElem{name: message.Unquote(v), index: -1}
-				if err := canonicalise(v, true); err != nil {
+				name := canon.Text(message.Unquote(v))
+				path[n-1] = pathElem{name: name, key: canon.Visible(name), index: -1}
+				name, err := canonicalise(v, true)
+				if err != nil {
 					if isDuplicate(err) {
 						return nil, nil, errRewriteCollision
 					}
 					return nil, nil, err
 				}
+				path[n-1] = pathElem{name: name, key: canon.Visible(name), index: -1}
 				continue
 			}
-			if err := canonicalise(v, false); err != nil {
+			if _, err := canonicalise(v, false); err != nil {
 				return nil, nil, err
 			}
 			afterValue()
@@ -258,6 +320,38 @@ func rewriteStrings(raw []byte, rules []*egressRule) ([]byte, []Rewrite, error) 
 	}
 	b := out.Bytes()
 	return bytes.TrimRight(b, "\n"), rewrites, nil
+}
+
+// egressString is the pipeline every string from the server goes
+// through, in order: the canonicaliser of each egress rule that selects
+// it (path is where it stands, isName: it is the member name at path),
+// then text. It returns the string the client will read and the last
+// canonicaliser that changed it, for the log.
+func egressString(s string, rules []*egressRule, path []pathElem, isName bool) (out, by string) {
+	out = s
+	for _, r := range rules {
+		if r.selects(path, isName) {
+			if next := r.apply(out); next != out {
+				out, by = next, string(r.kind)
+			}
+		}
+	}
+	if next := canon.Text(out); next != out {
+		out = next
+		if by == "" {
+			by = string(canon.KindText)
+		}
+	}
+	return out, by
+}
+
+func (r *egressRule) selects(path []pathElem, isName bool) bool {
+	for _, sel := range r.fields {
+		if sel.matches(path, isName) {
+			return true
+		}
+	}
+	return false
 }
 
 func isDuplicate(err error) bool { return errors.Is(err, jsontext.ErrDuplicateName) }

@@ -50,6 +50,14 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 	tool := m.Name
 	plan := s.p.callPlanFor(tool)
+	if visible := canon.Visible(tool); visible != tool {
+		// The name the agent read in tools/list, where the server may
+		// have listed it with invisible or control characters: judged
+		// as that name too, so wi\u200bpe does not get past wipe: deny.
+		if vp := s.p.callPlanFor(visible); vp.denied || !plan.denied {
+			plan = vp
+		}
+	}
 	d := &plan.toolDecision
 	if d.denied {
 		return &message.Rejection{

@@ -2,12 +2,14 @@ package policy
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // Verdict is the policy's answer for one message from the agent.
@@ -27,7 +29,91 @@ type Verdict struct {
 // response can be judged in its context.
 type Call struct {
 	Method string
-	Tool   string // tools/call, prompts/get: the name called
+	Tool   string // tools/call, prompts/get: the name called; tasks/result: the tool that created the task
+	Task   bool   // tools/call: task-augmented (params.task), its reply creates a task
+	TaskID string // tasks/result: params.taskId
+}
+
+// CallOf is what the relay remembers of a request from the agent that
+// Ingress allowed, for judging its response.
+func (s *Session) CallOf(m *message.Message) Call {
+	c := Call{Method: m.Method, Tool: m.Name}
+	switch m.Method {
+	case "tools/call":
+		c.Task = bytes.Contains(m.Params, []byte(`"task"`)) && memberKind(m.Params, "task") == '{'
+	case "tasks/result":
+		var p struct {
+			TaskID string `json:"taskId"`
+		}
+		if unmarshalLoose(m.Params, &p) == nil && p.TaskID != "" {
+			c.TaskID = p.TaskID
+			c.Tool = s.taskTool(p.TaskID)
+		}
+	}
+	return c
+}
+
+// maxTasks bounds the tasks a session remembers; the oldest is forgotten
+// first, and a tasks/result for a forgotten task is refused when the
+// policy has egress rules.
+const maxTasks = 4096
+
+// noteTask remembers which tool a task belongs to, from the reply to a
+// task-augmented tools/call (a CreateTaskResult: {"task":{"taskId":...}}),
+// so that tasks/result gets that tool's egress rules.
+func (s *Session) noteTask(tool string, result jsontext.Value) {
+	var r struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	if unmarshalLoose(result, &r) != nil || r.Task.TaskID == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tasks == nil {
+		s.tasks = map[string]string{}
+	}
+	if _, known := s.tasks[r.Task.TaskID]; !known {
+		if len(s.taskOrder) >= maxTasks {
+			delete(s.tasks, s.taskOrder[0])
+			s.taskOrder = s.taskOrder[1:]
+		}
+		s.taskOrder = append(s.taskOrder, r.Task.TaskID)
+	}
+	s.tasks[r.Task.TaskID] = tool
+}
+
+func (s *Session) taskTool(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tasks[id]
+}
+
+// memberKind returns the kind of obj[name] ('{', '"', ...), or 0 when
+// obj is not an object or has no such member.
+func memberKind(obj jsontext.Value, name string) jsontext.Kind {
+	if obj.Kind() != '{' {
+		return 0
+	}
+	d := jsontext.NewDecoder(bytes.NewBuffer(obj))
+	if _, err := d.ReadToken(); err != nil {
+		return 0
+	}
+	for d.PeekKind() == '"' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return 0
+		}
+		if tok.String() == name {
+			return d.PeekKind()
+		}
+		if err := d.SkipValue(); err != nil {
+			return 0
+		}
+	}
+	return 0
 }
 
 // Rewrite is one change the egress side made, for the log.
@@ -46,6 +132,11 @@ type Session struct {
 	// serverSchemas maps tool name to its compiled inputSchema; a nil
 	// value means the server announced one that cannot be enforced.
 	serverSchemas map[string]*argSchema
+
+	// tasks maps a task id to the tool whose task-augmented call created
+	// it; taskOrder is their order of creation, for eviction.
+	tasks     map[string]string
+	taskOrder []string
 
 	// offline (mcpguard eval without a tools list) skips server_schema
 	// checks of tools whose schema is unknown instead of refusing them.
@@ -85,9 +176,15 @@ type listedTool struct {
 // toolsList learns the input schemas a tools/list result announces and
 // removes the tools the policy denies, so the agent is not even offered
 // them. It returns m.Raw when it changes nothing.
+//
+// Tools are judged by the name the client will read (canon.Visible of the
+// name): wi\u202epe is wipe once text is done with it, so `wipe: deny`
+// hides it. A list in which two tools read as the same name is refused
+// (an error): which of them a client calls is the server's choice.
 func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 	capture := s.p.capturesSchemas()
 	seen := map[string]bool{}
+	names := map[string]bool{}
 	var kept []jsontext.Value
 	var rewrites []Rewrite
 	changed := false
@@ -97,7 +194,12 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 			kept = append(kept, v)
 			return nil
 		}
-		if s.p.Denied(t.Name) {
+		name := canon.Visible(t.Name)
+		if names[name] {
+			return errSameName
+		}
+		names[name] = true
+		if s.p.Denied(t.Name) || s.p.Denied(name) {
 			changed = true
 			rewrites = append(rewrites, Rewrite{Field: "result.tools[" + strconv.Itoa(i) + "]", Canonicaliser: "hidden", Removed: len(v)})
 			return nil
@@ -118,6 +220,9 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 		}
 		return nil
 	})
+	if err == errSameName {
+		return nil, nil, err
+	}
 	if err != nil || !changed {
 		return m.Raw, nil, nil
 	}
@@ -127,6 +232,8 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 	}
 	return out, rewrites, nil
 }
+
+var errSameName = errors.New("a tools/list result in which two tools have the same name once canonicalised")
 
 // eachArrayMember calls fn for each element of obj[name] when it is an array.
 func eachArrayMember(obj jsontext.Value, name string, fn func(i int, v jsontext.Value) error) error {
