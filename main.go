@@ -98,6 +98,7 @@ func (c *command) app() *cli.App {
 		&cli.IntFlag{Name: "max-message-bytes", Usage: "size limit for messages in both directions (overrides the two below)"},
 		&cli.IntFlag{Name: "max-request-bytes", Usage: "size limit for a message from the agent", Value: proxy.DefaultMaxRequestBytes},
 		&cli.IntFlag{Name: "max-response-bytes", Usage: "size limit for a message from the server", Value: proxy.DefaultMaxResponseBytes},
+		&cli.BoolFlag{Name: "raw-stderr", Usage: "pass the server's stderr through unchanged (default: line by line through the text canonicaliser)"},
 		&cli.DurationFlag{Name: "grace", Usage: "how long the server gets to exit after its input closes, and again after SIGTERM", Value: proxy.DefaultGrace},
 	}
 	runAction := c.action(c.runRelay)
@@ -267,6 +268,7 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 		Stdin:            c.stdin,
 		Stdout:           c.stdout,
 		Stderr:           c.stderr,
+		RawStderr:        ctx.Bool("raw-stderr"),
 	}), nil
 }
 

@@ -399,20 +399,32 @@ func TestGuardedHugeResult(t *testing.T) {
 	hugeResult(t, startGuardedRaw(t, nil, testserverBin))
 }
 
-// TestGuardedStderrPassthrough: the server's stderr reaches mcpguard's
-// stderr unchanged (escape sequences and all: it is the operator's
-// terminal, not the model's context).
-func TestGuardedStderrPassthrough(t *testing.T) {
-	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
-	p := startGuardedRaw(t, &guardOpts{Log: logFile}, testserverBin)
-	p.initialize()
-	marker := fmt.Sprintf("stderr-marker-%d \x1b[1mbold\x1b[0m ünïcode\ttab\n", time.Now().UnixNano())
-	p.callOK(1, "stderr", map[string]any{"text": marker})
-	if _, err := p.closeAndWait(10 * time.Second); err != nil {
-		t.Fatal(err)
+// TestGuardedStderrCanonicalised: the server's stderr reaches mcpguard's
+// stderr line by line through the text canonicaliser: the agent shows it
+// in a log viewer or a terminal, where OSC 52 writes the clipboard, OSC 8
+// plants a link and U+202E reorders what is shown. Ordinary text (tabs,
+// non-ASCII, Persian with ZWNJ, emoji) is unchanged. With --raw-stderr it
+// passes through as the server wrote it.
+func TestGuardedStderrCanonicalised(t *testing.T) {
+	stamp := time.Now().UnixNano()
+	hostile := fmt.Sprintf("stderr-marker-%d \x1b[1mbold\x1b[0m \x1b]52;c;Y3VybCB4fHNo\x07clip \x1b]8;;https://evil.example/\x07link\x1b]8;;\x07 \u202eevil ünïcode\ttab\n", stamp)
+	clean := fmt.Sprintf("stderr-marker-%d bold clip link evil ünïcode\ttab\n", stamp)
+	benign := "می\u200cخواهم 👩\u200d💻 ❤\ufe0f code\tx\n"
+	run := func(args []string) string {
+		logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+		p := startGuardedRaw(t, &guardOpts{Log: logFile, Args: args}, testserverBin)
+		p.initialize()
+		p.callOK(1, "stderr", map[string]any{"text": hostile + benign})
+		if _, err := p.closeAndWait(10 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return p.stderr.String()
 	}
-	if got := p.stderr.String(); !strings.Contains(got, marker) {
-		t.Errorf("mcpguard's stderr lacks the server's output %q; got %q", marker, truncate(got, 2000))
+	if got := run(nil); !strings.Contains(got, clean+benign) || strings.Contains(got, "\x1b") || strings.Contains(got, "\u202e") {
+		t.Errorf("mcpguard's stderr lacks the canonicalised server output %q; got %q", clean+benign, truncate(got, 2000))
+	}
+	if got := run([]string{"--raw-stderr"}); !strings.Contains(got, hostile+benign) {
+		t.Errorf("with --raw-stderr, mcpguard's stderr lacks the server's raw output %q; got %q", hostile+benign, truncate(got, 2000))
 	}
 }
 

@@ -20,15 +20,19 @@ type downstream struct {
 	stdout *os.File // read end of the server's stdout
 	exited chan struct{}
 	status int // valid once exited is closed
+	// stderrDone is closed once the server's stderr has been copied to
+	// its end (at once when it goes to stderr unfiltered).
+	stderrDone chan struct{}
 
 	closeStdinOnce sync.Once
 	stopOnce       sync.Once
 }
 
 // startDownstream starts argv directly (no shell) with the server's stderr
-// going straight to stderr. The pipes are made here, not by exec, so that
-// Wait does not close the server's stdout before the relay has drained it.
-func startDownstream(argv []string, stderr io.Writer) (*downstream, error) {
+// going to stderr through copyStderr, or straight there when rawStderr.
+// The pipes are made here, not by exec, so that Wait does not close the
+// server's stdout before the relay has drained it.
+func startDownstream(argv []string, stderr io.Writer, rawStderr bool) (*downstream, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no server command given")
 	}
@@ -42,10 +46,23 @@ func startDownstream(argv []string, stderr io.Writer) (*downstream, error) {
 		inW.Close()
 		return nil, err
 	}
+	var errR, errW *os.File
+	if !rawStderr {
+		if errR, errW, err = blockingPipe(); err != nil {
+			inR.Close()
+			inW.Close()
+			outR.Close()
+			outW.Close()
+			return nil, err
+		}
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = inR
 	cmd.Stdout = outW
 	cmd.Stderr = stderr
+	if errW != nil {
+		cmd.Stderr = errW
+	}
 	// When stderr is not a file, exec copies it through a pipe and Wait
 	// waits for that copy: a process that outlives the server while holding
 	// the pipe must not keep Wait from returning.
@@ -54,12 +71,27 @@ func startDownstream(argv []string, stderr io.Writer) (*downstream, error) {
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
+	if errW != nil {
+		errW.Close()
+	}
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		if errR != nil {
+			errR.Close()
+		}
 		return nil, err
 	}
-	d := &downstream{cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	d := &downstream{cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: outR, exited: make(chan struct{}), stderrDone: make(chan struct{})}
+	if errR != nil {
+		go func() {
+			defer close(d.stderrDone)
+			defer errR.Close()
+			copyStderr(stderr, errR)
+		}()
+	} else {
+		close(d.stderrDone)
+	}
 	go d.wait()
 	return d, nil
 }

@@ -39,6 +39,9 @@ type Config struct {
 	Stdin  io.Reader // from the agent
 	Stdout io.Writer // to the agent
 	Stderr io.Writer // the server's stderr and mcpguard's own messages
+	// RawStderr passes the server's stderr through unchanged instead of
+	// line by line through the text canonicaliser.
+	RawStderr bool
 }
 
 // ServerName is the name a run is logged under: the policy's server, else
@@ -91,7 +94,7 @@ func Run(cfg Config) int {
 	reserveProcs()
 	growPipe(cfg.Stdin)
 	growPipe(cfg.Stdout)
-	server, err := startDownstream(cfg.Argv, cfg.Stderr)
+	server, err := startDownstream(cfg.Argv, cfg.Stderr, cfg.RawStderr)
 	if err != nil {
 		fmt.Fprintf(cfg.Stderr, "mcpguard: cannot start %q: %v\n", cfg.Argv, err)
 		cfg.Log.Log(eventlog.Event{Level: zerolog.ErrorLevel, Event: eventlog.EventStart, Message: "cannot start the MCP server: " + err.Error()})
@@ -147,6 +150,12 @@ func Run(cfg Config) int {
 		r.failInFlight("the MCP server exited before replying")
 	}
 	r.toAgent.flush()
+	// What the server wrote to stderr before exiting goes out first; a
+	// process outside the group holding that pipe must not keep us here.
+	select {
+	case <-server.stderrDone:
+	case <-time.After(cfg.Grace):
+	}
 	status := server.status
 	cfg.Log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventExit, Message: "MCP server exited",
 		Extra: func(e *zerolog.Event) {
@@ -265,7 +274,7 @@ func (r *relay) fromAgent(m *message.Message) {
 		return
 	}
 	key := m.IDKey()
-	if err := r.pending.add(key, newInFlight(key, m.ID, policy.Call{Method: m.Method, Tool: m.Name})); err != nil {
+	if err := r.pending.add(key, newInFlight(key, m.ID, r.session.CallOf(m))); err != nil {
 		if err == errDuplicateID || err == errNoID {
 			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
 			return
