@@ -3,6 +3,7 @@ module github.com/mcpguard/mcpguard
 go 1.26.8
 
 require (
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/go-json-experiment/json v1.27.2
 	github.com/goccy/go-yaml v1.19.2
 	github.com/kaptinlin/jsonschema v0.9.8
@@ -11,6 +12,7 @@ require (
 	github.com/rs/zerolog v1.35.1
 	github.com/segmentio/asm v1.1.3
 	github.com/sourcegraph/jsonrpc2 v0.2.3
+	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	github.com/urfave/cli/v2 v2.27.7
 )
 

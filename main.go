@@ -13,12 +13,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpguard/mcpguard/policies"
 	"github.com/mcpguard/mcpguard/policy"
 	"github.com/mcpguard/mcpguard/policy/starter"
+	"github.com/mcpguard/mcpguard/policy/wrap"
 	"github.com/mcpguard/mcpguard/proxy"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
 )
@@ -210,6 +214,16 @@ func (c *command) app() *cli.App {
 						By: ctx.String("by"), JSON: ctx.Bool("json"), UTC: ctx.Bool("utc")}, c.stdout)
 				}),
 			},
+			c.wrapCommand("wrap", "put mcpguard in front of every stdio server in every agent config", true),
+			c.wrapCommand("unwrap", "restore every server that wrap guarded to its own command", false),
+			{
+				Name:      "status",
+				Usage:     "list every configured server per client: guarded or not, policy, lock, rejections",
+				UsageText: "mcpguard status [--client NAME]... [--project DIR]... [--log FILE]",
+				Flags: append(configFlags(), &cli.StringFlag{Name: "log", Usage: "decision log `FILE`", Value: eventlog.DefaultPath(),
+					DefaultText: "$XDG_STATE_HOME/mcpguard/mcpguard.log"}),
+				Action: c.action(c.statusCmd),
+			},
 			{
 				Name:  "version",
 				Usage: "print the version",
@@ -220,6 +234,108 @@ func (c *command) app() *cli.App {
 			},
 		},
 	}
+}
+
+// configFlags are the flags wrap, unwrap and status share.
+func configFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "client", Usage: "only the configs of client `NAME` (" + strings.Join(wrap.Clients, ", ") + "); repeatable"},
+		&cli.StringSliceFlag{Name: "project", Usage: "also the project configs in `DIR` (default: the working directory; ~/.claude.json's projects are always read); repeatable"},
+		&cli.StringFlag{Name: "home", Usage: "look for user configs under `DIR` instead of $HOME", Hidden: true},
+	}
+}
+
+// wrapCommand is `mcpguard wrap` (guard) or `mcpguard unwrap`.
+func (c *command) wrapCommand(name, usage string, guard bool) *cli.Command {
+	flags := append(configFlags(), &cli.BoolFlag{Name: "dry-run", Usage: "print the diff of every file it would change; change nothing"})
+	usageText := "mcpguard unwrap [--client NAME]... [--project DIR]... [--dry-run]"
+	if guard {
+		flags = append(flags,
+			&cli.StringFlag{Name: "policy-dir", Usage: "write a policy per server into `DIR` (a copy of the shipped one that fits) and reference it"},
+			&cli.BoolFlag{Name: "init", Usage: "with --policy-dir: run mcpguard init for servers no shipped policy fits (starts each)"},
+			&cli.DurationFlag{Name: "timeout", Usage: "with --init: how long each server gets to list its tools", Value: 60 * time.Second},
+			&cli.StringFlag{Name: "command", Usage: "the mcpguard `PATH` written into entries", DefaultText: "this binary's absolute path"})
+		usageText = "mcpguard wrap [--client NAME]... [--project DIR]... [--dry-run] [--policy-dir DIR [--init]] [--command PATH]"
+	}
+	return &cli.Command{Name: name, Usage: usage, UsageText: usageText, Flags: flags,
+		Action: c.action(func(ctx *cli.Context) (int, error) {
+			o, err := c.wrapOptions(ctx)
+			if err != nil {
+				return 2, err
+			}
+			if !guard {
+				return wrap.Unwrap(o)
+			}
+			if dir := ctx.String("policy-dir"); dir != "" {
+				if o.Policies.Dir, err = filepath.Abs(dir); err != nil {
+					return 2, err
+				}
+				o.Policies.Shipped = policies.FS
+				if ctx.Bool("init") {
+					o.Policies.Init = func(argv []string, out string) error {
+						_, err := starter.Init(context.Background(), starter.InitOptions{Argv: argv, Out: out,
+							Timeout: ctx.Duration("timeout"), Version: version}, io.Discard, c.stderr)
+						return err
+					}
+				}
+			} else if ctx.Bool("init") {
+				return 2, errors.New("--init needs --policy-dir DIR: the starter policies are written there")
+			}
+			return wrap.Wrap(o)
+		})}
+}
+
+// wrapOptions reads the flags wrap, unwrap and status share.
+func (c *command) wrapOptions(ctx *cli.Context) (wrap.Options, error) {
+	if ctx.Args().Len() > 0 || c.dashdash {
+		return wrap.Options{}, fmt.Errorf("%s takes no arguments", ctx.Command.Name)
+	}
+	for _, name := range ctx.StringSlice("client") {
+		if !wrap.KnownClient(name) {
+			return wrap.Options{}, fmt.Errorf("unknown client %q: one of %s", name, strings.Join(wrap.Clients, ", "))
+		}
+	}
+	projects := ctx.StringSlice("project")
+	if len(projects) == 0 {
+		if wd, err := os.Getwd(); err == nil {
+			projects = []string{wd}
+		}
+	}
+	env, err := wrap.EnvFromOS(ctx.String("home"), projects)
+	if err != nil {
+		return wrap.Options{}, err
+	}
+	// The absolute path of this binary, so that clients started without the
+	// user's PATH (Claude Desktop from the dock) find it; "mcpguard" (a PATH
+	// lookup) when the OS cannot say.
+	exe := ctx.String("command")
+	if exe == "" {
+		exe = "mcpguard"
+		if p, err := os.Executable(); err == nil {
+			exe = p
+		}
+	}
+	return wrap.Options{Env: env, Clients: ctx.StringSlice("client"), Exe: exe, DryRun: ctx.Bool("dry-run"),
+		Policies: wrap.Policies{DryRun: ctx.Bool("dry-run")}, Stdout: c.stdout, Stderr: c.stderr}, nil
+}
+
+// statusCmd is `mcpguard status`; rejections are those of the last 24 hours
+// in the log, by the server name the log records.
+func (c *command) statusCmd(ctx *cli.Context) (int, error) {
+	o, err := c.wrapOptions(ctx)
+	if err != nil {
+		return 2, err
+	}
+	so := wrap.StatusOptions{Since: "24h"}
+	if f, err := os.Open(ctx.String("log")); err == nil {
+		stats := eventlog.NewStats(time.Now().Add(-24 * time.Hour))
+		_, err := stats.ReadFrom(f)
+		f.Close()
+		if err == nil {
+			so.Rejections = stats.By[eventlog.ByServer]
+		}
+	}
+	return wrap.Status(o, so)
 }
 
 // logArg is the optional LOG argument of tail and stats.

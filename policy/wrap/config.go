@@ -1,0 +1,277 @@
+package wrap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tailscale/hujson"
+)
+
+// Kind is what wrap can do with a server entry.
+type Kind int
+
+const (
+	// Unguarded is a stdio server that runs without mcpguard: wrap guards it.
+	Unguarded Kind = iota
+	// Guarded runs mcpguard; its server's argv follows "--" in args.
+	Guarded
+	// Remote is an HTTP or SSE server: nothing runs locally to put
+	// mcpguard in front of, so it is listed and left alone.
+	Remote
+	// Unusable is an entry wrap does not understand (Note says why); it is
+	// listed and left alone.
+	Unusable
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Unguarded:
+		return "unguarded"
+	case Guarded:
+		return "guarded"
+	case Remote:
+		return "remote"
+	}
+	return "skipped"
+}
+
+// Server is one entry of a config file.
+type Server struct {
+	Name    string
+	Project string // Claude Code's per-project servers in ~/.claude.json: the project directory
+	Pointer string // JSON pointer of the entry in its file
+	Kind    Kind
+	Note    string   // Remote: the transport; Unusable: why
+	Argv    []string // the server's own command line (after "--" when guarded)
+	Policy  string   // Guarded: the --policy given to mcpguard, if any
+}
+
+// Config is one parsed config file.
+type Config struct {
+	Location
+	Servers []Server
+
+	src   []byte       // the file as read
+	root  hujson.Value // edited in place
+	dirty bool
+}
+
+// errReadOnly marks a config whose mode forbids writing.
+var errReadOnly = errors.New("read-only")
+
+// Load reads and parses a config file and classifies its servers;
+// isGuard tells whether a command is mcpguard.
+func Load(loc Location, isGuard func(command string) bool) (*Config, error) {
+	b, err := os.ReadFile(loc.Path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Config{Location: loc, src: b}
+	if loc.Unsupported != "" {
+		return c, nil
+	}
+	if c.root, err = hujson.Parse(b); err != nil {
+		return nil, fmt.Errorf("not valid JSON (comments and trailing commas allowed): %v", err)
+	}
+	// The standard form must also decode strictly: no duplicate names, valid
+	// UTF-8, so that wrap reads each entry as the client will.
+	std := c.root.Clone()
+	std.Standardize()
+	if err := json.Unmarshal(std.Pack(), new(jsontext.Value)); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	if _, ok := c.root.Value.(*hujson.Object); !ok {
+		return nil, errors.New("the top level is not a JSON object")
+	}
+	if err := c.collect("/"+escape(loc.Key), "", isGuard); err != nil {
+		return nil, err
+	}
+	if loc.ClaudeProjects {
+		if projects, ok := c.find("/projects").(*hujson.Object); ok {
+			for _, m := range projects.Members {
+				dir := m.Name.Value.(hujson.Literal).String()
+				ptr := "/projects/" + escape(dir) + "/mcpServers"
+				if err := c.collect(ptr, dir, isGuard); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return c, nil
+}
+
+// find returns the value at ptr, or nil.
+func (c *Config) find(ptr string) hujson.ValueTrimmed {
+	if v := c.root.Find(ptr); v != nil {
+		return v.Value
+	}
+	return nil
+}
+
+// collect classifies the servers of the object at ptr (absent is empty).
+func (c *Config) collect(ptr, project string, isGuard func(string) bool) error {
+	v := c.find(ptr)
+	if v == nil {
+		return nil
+	}
+	obj, ok := v.(*hujson.Object)
+	if !ok {
+		return fmt.Errorf("%s is not an object", strings.TrimPrefix(ptr, "/"))
+	}
+	for _, m := range obj.Members {
+		name := m.Name.Value.(hujson.Literal).String()
+		s := Server{Name: name, Project: project, Pointer: ptr + "/" + escape(name)}
+		classify(&s, m.Value, isGuard)
+		c.Servers = append(c.Servers, s)
+	}
+	return nil
+}
+
+// remoteKeys are the members that give a server's URL: url (most clients),
+// serverUrl (Windsurf), httpUrl (Gemini CLI).
+var remoteKeys = []string{"url", "serverUrl", "httpUrl"}
+
+func classify(s *Server, v hujson.Value, isGuard func(string) bool) {
+	v = v.Clone()
+	v.Standardize()
+	var e map[string]jsontext.Value
+	if err := json.Unmarshal(v.Pack(), &e); err != nil {
+		s.Kind, s.Note = Unusable, "not an object"
+		return
+	}
+	var typ string
+	if t, ok := e["type"]; ok {
+		if json.Unmarshal(t, &typ) != nil {
+			s.Kind, s.Note = Unusable, "type is not a string"
+			return
+		}
+	}
+	for _, k := range remoteKeys {
+		if _, ok := e[k]; ok {
+			s.Kind, s.Note = Remote, remoteNote(typ, k)
+			return
+		}
+	}
+	switch typ {
+	case "", "stdio":
+	case "http", "sse", "streamable-http", "streamableHttp", "ws":
+		s.Kind, s.Note = Remote, typ
+		return
+	default:
+		s.Kind, s.Note = Unusable, fmt.Sprintf("unknown type %q", typ)
+		return
+	}
+	raw, ok := e["command"]
+	if !ok {
+		s.Kind, s.Note = Unusable, "no command and no url"
+		return
+	}
+	var command string
+	if json.Unmarshal(raw, &command) != nil || command == "" {
+		s.Kind, s.Note = Unusable, "command is not a string"
+		return
+	}
+	var args []string
+	if raw, ok := e["args"]; ok {
+		if json.Unmarshal(raw, &args) != nil {
+			s.Kind, s.Note = Unusable, "args is not an array of strings"
+			return
+		}
+	}
+	if isGuard(command) {
+		s.Kind = Guarded
+		own, server, ok := splitGuardArgs(args)
+		if !ok {
+			s.Note = `mcpguard without "--" before the server's command; unwrap leaves it alone`
+		}
+		s.Argv, s.Policy = server, policyFlag(own)
+		return
+	}
+	s.Argv = append([]string{command}, args...)
+	if strings.ContainsAny(command, " \t") && !isFile(command) {
+		// Some clients run command through a shell, some do not: the
+		// split a shell would make is not ours to guess.
+		s.Kind, s.Note = Unusable, "command holds spaces (a shell command line?); give the program in command and its words in args"
+		return
+	}
+	s.Kind = Unguarded
+}
+
+func remoteNote(typ, key string) string {
+	switch {
+	case typ != "":
+		return typ
+	case key == "httpUrl":
+		return "http"
+	case key == "serverUrl":
+		return "http/sse"
+	}
+	return "url"
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}
+
+// splitGuardArgs splits mcpguard's arguments at the first "--", as
+// mcpguard itself does.
+func splitGuardArgs(args []string) (own, server []string, ok bool) {
+	i := slices.Index(args, "--")
+	if i < 0 {
+		return args, nil, false
+	}
+	return args[:i], args[i+1:], i+1 < len(args)
+}
+
+// policyFlag returns the value of --policy (or -policy, =VALUE forms).
+func policyFlag(own []string) string {
+	for i, a := range own {
+		for _, f := range []string{"--policy", "-policy"} {
+			if a == f && i+1 < len(own) {
+				return own[i+1]
+			}
+			if v, ok := strings.CutPrefix(a, f+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// IsGuardCommand returns the test wrap uses to recognise mcpguard in an
+// entry's command: exe itself, or any program named mcpguard.
+func IsGuardCommand(exe string) func(string) bool {
+	return func(command string) bool {
+		if command == exe {
+			return true
+		}
+		base := command
+		if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+			base = base[i+1:]
+		}
+		base = strings.TrimSuffix(strings.ToLower(base), ".exe")
+		return base == "mcpguard"
+	}
+}
+
+// escape makes s one JSON pointer token (RFC 6901).
+func escape(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// Display is path with the home directory shortened to ~.
+func Display(path, home string) string {
+	if home != "" {
+		if rel, err := filepath.Rel(home, path); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.Join("~", rel)
+		}
+	}
+	return path
+}

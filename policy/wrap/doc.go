@@ -1,0 +1,115 @@
+// Package wrap puts mcpguard in front of the MCP servers that agents
+// already have configured, and takes it out again: `mcpguard wrap`,
+// `mcpguard unwrap` and `mcpguard status`. An unguarded server in some
+// agent's config is a shadow server (OWASP MCP09): status lists every one.
+//
+// It lives in the policy layer because it edits agent configs and places
+// policies; it runs no relay and imports nothing from proxy (status is
+// handed the log's rejection counts by the caller).
+//
+// # Configs
+//
+// Each client's files, where they exist (user files first, then those of
+// each project: the working directory or --project DIRs, and every project
+// ~/.claude.json names):
+//
+//   - claude-desktop: ~/Library/Application Support/Claude/claude_desktop_config.json
+//     and $XDG_CONFIG_HOME/Claude/claude_desktop_config.json, key mcpServers;
+//   - claude-code: ~/.claude.json (mcpServers, and projects.DIR.mcpServers
+//     for each project's local servers) and DIR/.mcp.json;
+//   - cursor: ~/.cursor/mcp.json and DIR/.cursor/mcp.json, key mcpServers;
+//   - vscode: User/mcp.json of Code and Code - Insiders (under
+//     $XDG_CONFIG_HOME and ~/Library/Application Support, and each profile's)
+//     and DIR/.vscode/mcp.json, key servers (inputs are left alone);
+//   - windsurf: ~/.codeium/windsurf/mcp_config.json, key mcpServers;
+//   - gemini: ~/.gemini/settings.json and DIR/.gemini/settings.json, key mcpServers;
+//   - codex: ~/.codex/config.toml ($CODEX_HOME) is listed but never edited:
+//     it is TOML, and no well-kept Go library edits TOML without losing its
+//     comments and layout; its servers are for wrapping by hand.
+//
+// HOME, XDG_CONFIG_HOME and CODEX_HOME say where to look (the hidden flag
+// --home replaces HOME, for tests).
+//
+// # Entries
+//
+// An entry with a command (and no url, serverUrl or httpUrl, and a type
+// that is absent or "stdio") is a stdio server. wrap rewrites it to
+//
+//	"command": "/abs/path/of/mcpguard",
+//	"args": ["--policy", "/abs/policy.yaml", "--", "npx", "-y", "server", ...]
+//
+// keeping env, cwd, envFile, type and every other member as they are: the
+// client still starts the process with them, and mcpguard passes its
+// environment and working directory to the server. The command written
+// is the absolute path of the running binary (os.Executable), so that a
+// client started without the user's PATH finds it; --command PATH writes
+// another (plain `mcpguard` to rely on PATH). HTTP and SSE entries are
+// listed as remote and left alone: nothing runs locally to guard. A stdio
+// bridge to a remote server (mcp-remote) is a stdio server and is wrapped.
+// An entry whose command holds spaces and is no file is skipped: some
+// clients run command through a shell and some do not, and the split a
+// shell would make is not for wrap to guess.
+//
+// An entry whose command is mcpguard (the path wrap writes, or any program
+// named mcpguard) is guarded: wrap leaves it alone, so wrapping twice
+// changes nothing. unwrap takes the server's argv back from after the
+// first "--": the word after it returns to command, the rest stays in
+// args. Nothing else is stored, in the entry or elsewhere.
+//
+// # Lossless edits
+//
+// Files are parsed with github.com/tailscale/hujson (JSON with comments
+// and trailing commas, which Cursor and VS Code accept) and must also
+// decode strictly (no duplicate names) so that wrap reads each entry as
+// the client does. Edits are JSON Patch operations that hujson applies to
+// the parsed file, which keeps every byte it is not told to change:
+// comments, member order, indentation, trailing commas. The original
+// command's bytes move into args unchanged, the inserted arguments take
+// the array's own separator, and unwrap puts back the whitespace and
+// comments that preceded the first argument, so unwrap after wrap gives
+// the file back byte for byte. One exception: an entry without args gets
+// an args member (last); unwrap removes an empty args only in that last
+// place, so an explicit empty "args": [] written last comes back absent
+// (which every client reads alike).
+//
+// # Writes
+//
+// Before a file changes, FILE.mcpguard-backup receives the file as it was
+// (it holds the state before the latest change). The backup and the new
+// file are written to a temporary file in the same directory, synced,
+// given the file's mode (a 0600 ~/.claude.json stays 0600) and renamed
+// over the old one. A symlinked config is written through the link. A
+// file its owner made read-only is refused, even for root; so is a file
+// that changed between reading and writing (Claude Code rewrites
+// ~/.claude.json often): run again. A file that cannot be parsed or
+// written is reported and left as it is; the other files are still
+// handled, and the exit status is 1. --dry-run writes nothing and prints a
+// unified diff (github.com/aymanbagabas/go-udiff, the maintained export of
+// gopls' diff) of each file it would change.
+//
+// # Policies
+//
+// Without --policy-dir, entries get no --policy and the embedded baseline
+// applies. With --policy-dir DIR, each server wrap guards gets
+// DIR/CLIENT[-PROJECT]-NAME.yaml, referenced by absolute path: a copy of
+// the shipped policy written for its package when one fits
+// (@modelcontextprotocol/server-filesystem, -memory, -everything,
+// mcp-server-git, mcp-server-fetch, github-mcp-server; matched on the
+// command's words with versions, paths and image tags stripped), else,
+// with --init, the starter policy `mcpguard init` writes (it starts the
+// server with mcpguard's environment, not the entry's env or cwd). A file
+// already in DIR is used as it is and never overwritten. When init fails,
+// the server is still guarded, by the baseline, and the failure is
+// reported. @modelcontextprotocol/server-github is not matched to
+// github.yaml, which is written against github-mcp-server's tool names.
+// Shipped policies name the directories they guard (filesystem.yaml:
+// ${HOME}/src); review roots against the server's arguments.
+//
+// # Status
+//
+// One line per configured server: client, name, state (guarded,
+// UNGUARDED, remote, skipped), policy, lock state, and the rejections the
+// log holds for the server's log name (its policy's server:, else its
+// command's base name, as mcpguard logs it) in the last 24 hours. Lock
+// state is "-" until pins exist (StatusOptions.Lock is the seam).
+package wrap

@@ -1,0 +1,222 @@
+package wrap
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-json-experiment/json"
+	"github.com/tailscale/hujson"
+)
+
+// The edits are JSON Patch operations (RFC 6902) applied by hujson, which
+// changes the values it is told to and leaves every other byte of the file
+// alone: comments, member order, indentation, trailing commas. hujson
+// leaves inserted array elements without whitespace; wrap gives them the
+// separator the array already uses, and moves the whitespace (and any
+// comment) that preceded the first argument to the first inserted one,
+// so that unwrap can put it back and the file comes back byte for byte.
+
+// guard rewrites the entry at s.Pointer to run exe [--policy policy] --
+// followed by the original command and args. The original command's
+// bytes are moved into args unchanged (escapes and all).
+func (c *Config) guard(s *Server, exe, policy string) error {
+	obj, err := c.entry(s.Pointer)
+	if err != nil {
+		return err
+	}
+	cmd := member(obj, "command")
+	if cmd < 0 {
+		return errors.New("no command")
+	}
+	prefix := [][]byte{}
+	if policy != "" {
+		prefix = append(prefix, quote("--policy"), quote(policy))
+	}
+	prefix = append(prefix, quote("--"), slices.Clone(obj.Members[cmd].Value.Value.(hujson.Literal)))
+
+	ops := []patchOp{{Op: "replace", Path: s.Pointer + "/command", Value: quote(exe)}}
+	ai := member(obj, "args")
+	var lead, sep hujson.Extra
+	if ai < 0 {
+		ops = append(ops, patchOp{Op: "add", Path: s.Pointer + "/args", Value: array(prefix)})
+	} else {
+		arr, ok := obj.Members[ai].Value.Value.(*hujson.Array)
+		if !ok {
+			return errors.New("args is not an array")
+		}
+		if len(arr.Elements) > 0 {
+			lead = slices.Clone(arr.Elements[0].BeforeExtra)
+		}
+		sep = separator(lead)
+		if len(arr.Elements) > 1 && len(bytes.TrimSpace(arr.Elements[1].BeforeExtra)) == 0 {
+			// the array's own separator: "", " " or a line break and indentation
+			sep = slices.Clone(arr.Elements[1].BeforeExtra)
+		}
+		for i := len(prefix) - 1; i >= 0; i-- {
+			ops = append(ops, patchOp{Op: "add", Path: s.Pointer + "/args/0", Value: prefix[i]})
+		}
+	}
+	if err := c.patch(ops); err != nil {
+		return err
+	}
+	if obj, err = c.entry(s.Pointer); err != nil {
+		return err
+	}
+	if ai < 0 {
+		// The new member goes last; lay it out like the one before it.
+		n := len(obj.Members)
+		if n >= 2 {
+			prev := obj.Members[n-2]
+			obj.Members[n-1].Name.BeforeExtra = whitespaceOnly(prev.Name.BeforeExtra)
+			obj.Members[n-1].Value.BeforeExtra = whitespaceOnly(prev.Value.BeforeExtra)
+		}
+		arr := obj.Members[n-1].Value.Value.(*hujson.Array)
+		for i := 1; i < len(arr.Elements); i++ {
+			arr.Elements[i].BeforeExtra = hujson.Extra(" ")
+		}
+	} else {
+		arr := obj.Members[member(obj, "args")].Value.Value.(*hujson.Array)
+		arr.Elements[0].BeforeExtra = lead
+		for i := 1; i < len(arr.Elements) && i <= len(prefix); i++ {
+			arr.Elements[i].BeforeExtra = slices.Clone(sep)
+		}
+	}
+	c.dirty = true
+	return nil
+}
+
+// unguard restores the entry at s.Pointer from the argv after "--".
+func (c *Config) unguard(s *Server) error {
+	obj, err := c.entry(s.Pointer)
+	if err != nil {
+		return err
+	}
+	ai := member(obj, "args")
+	if ai < 0 {
+		return errors.New(`no args, so no "--" and server command`)
+	}
+	arr, ok := obj.Members[ai].Value.Value.(*hujson.Array)
+	if !ok {
+		return errors.New("args is not an array")
+	}
+	dash := -1
+	for i, e := range arr.Elements {
+		if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == "--" {
+			dash = i
+			break
+		}
+	}
+	if dash < 0 || dash+1 >= len(arr.Elements) {
+		return errors.New(`no "--" followed by the server's command in args`)
+	}
+	cmd, ok := arr.Elements[dash+1].Value.(hujson.Literal)
+	if !ok || cmd.Kind() != '"' {
+		return errors.New(`the word after "--" is not a string`)
+	}
+	lead := slices.Clone(arr.Elements[0].BeforeExtra)
+	ops := []patchOp{{Op: "replace", Path: s.Pointer + "/command", Value: slices.Clone(cmd)}}
+	for range dash + 2 {
+		ops = append(ops, patchOp{Op: "remove", Path: s.Pointer + "/args/0"})
+	}
+	if err := c.patch(ops); err != nil {
+		return err
+	}
+	if obj, err = c.entry(s.Pointer); err != nil {
+		return err
+	}
+	ai = member(obj, "args")
+	arr = obj.Members[ai].Value.Value.(*hujson.Array)
+	switch {
+	case len(arr.Elements) > 0:
+		arr.Elements[0].BeforeExtra = lead
+	case ai == len(obj.Members)-1:
+		// wrap adds args as the last member when an entry has none; an
+		// empty args in that place goes, as it came.
+		if err := c.patch([]patchOp{{Op: "remove", Path: s.Pointer + "/args"}}); err != nil {
+			return err
+		}
+	}
+	c.dirty = true
+	return nil
+}
+
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value []byte `json:"-"`
+}
+
+// patch applies ops with hujson; values are JSON texts, written as given.
+func (c *Config) patch(ops []patchOp) error {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, op := range ops {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"op":%s,"path":%s`, quote(op.Op), quote(op.Path))
+		if op.Value != nil {
+			b.WriteString(`,"value":`)
+			b.Write(op.Value)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return c.root.Patch(b.Bytes())
+}
+
+// entry returns the object at ptr.
+func (c *Config) entry(ptr string) (*hujson.Object, error) {
+	obj, ok := c.find(ptr).(*hujson.Object)
+	if !ok {
+		return nil, errors.New("the entry is not an object")
+	}
+	return obj, nil
+}
+
+// member returns the index of the first member called name, or -1.
+func member(obj *hujson.Object, name string) int {
+	for i, m := range obj.Members {
+		if lit, ok := m.Name.Value.(hujson.Literal); ok && lit.String() == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// separator is the whitespace to put before each inserted argument: the
+// line break and indentation of a multi-line array, else one space.
+func separator(lead hujson.Extra) hujson.Extra {
+	if i := bytes.LastIndexByte(lead, '\n'); i >= 0 && len(bytes.TrimSpace(lead[i:])) == 0 {
+		return slices.Clone(lead[i:])
+	}
+	return hujson.Extra(" ")
+}
+
+// whitespaceOnly is b if it holds no comment, else its last line's
+// indentation.
+func whitespaceOnly(b hujson.Extra) hujson.Extra {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return slices.Clone(b)
+	}
+	return separator(b)
+}
+
+func quote(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func array(elems [][]byte) []byte {
+	return append(append([]byte("["), bytes.Join(elems, []byte(", "))...), ']')
+}
+
+// Bytes is the file as edited.
+func (c *Config) Bytes() []byte {
+	if !c.dirty {
+		return c.src
+	}
+	return c.root.Pack()
+}

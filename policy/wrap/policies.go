@@ -1,0 +1,192 @@
+package wrap
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// shipped maps a shipped policy to the names its server goes by on a
+// command line: npm packages (with or without @version), PyPI packages
+// run by uvx or pipx, their Python modules (python -m), the binaries the
+// packages install, and container images.
+//
+// @modelcontextprotocol/server-github is not matched to github.yaml: that
+// policy is written against github/github-mcp-server's tool names, and
+// with unknown_tools: deny it would refuse the tools the retired npm
+// server names differently.
+var shipped = []struct {
+	file  string
+	names []string
+}{
+	{"filesystem.yaml", []string{"@modelcontextprotocol/server-filesystem", "mcp-server-filesystem"}},
+	{"memory.yaml", []string{"@modelcontextprotocol/server-memory", "mcp-server-memory"}},
+	{"everything.yaml", []string{"@modelcontextprotocol/server-everything", "mcp-server-everything"}},
+	{"git.yaml", []string{"mcp-server-git", "mcp_server_git"}},
+	{"fetch.yaml", []string{"mcp-server-fetch", "mcp_server_fetch"}},
+	{"github.yaml", []string{"github-mcp-server", "ghcr.io/github/github-mcp-server"}},
+}
+
+// ShippedPolicy returns the shipped policy file written for the server
+// argv runs, or "".
+func ShippedPolicy(argv []string) string {
+	for _, word := range argv {
+		name := packageName(word)
+		for _, s := range shipped {
+			for _, n := range s.names {
+				if name == n {
+					return s.file
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// packageName reduces one word of a command line to the name it may
+// give: a path to its base name, an npm spec to its package, an image to
+// its repository, a PyPI spec to its project.
+func packageName(w string) string {
+	if strings.HasPrefix(w, "-") {
+		// --from=pkg, -m=pkg
+		if _, v, ok := strings.Cut(w, "="); ok {
+			w = v
+		} else {
+			return ""
+		}
+	}
+	// docker image: registry/path:tag or @sha256:...
+	if strings.HasPrefix(w, "ghcr.io/") || strings.HasPrefix(w, "docker.io/") {
+		if i := strings.IndexAny(w, ":@"); i >= 0 {
+			w = w[:i]
+		}
+		return w
+	}
+	// npm: @scope/name@version, name@version
+	if strings.HasPrefix(w, "@") {
+		if i := strings.LastIndexByte(w, '@'); i > 0 {
+			w = w[:i]
+		}
+		return w
+	}
+	if i := strings.IndexByte(w, '@'); i > 0 {
+		w = w[:i]
+	}
+	// PyPI: name==1.2, name>=1
+	if i := strings.IndexAny(w, "=<>~!["); i > 0 {
+		w = w[:i]
+	}
+	if i := strings.LastIndexAny(w, `/\`); i >= 0 {
+		w = w[i+1:]
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(w, ".exe"), ".cmd")
+}
+
+// Policies places policies for the servers wrap guards.
+type Policies struct {
+	Dir     string // absolute; "" for the baseline everywhere
+	Shipped fs.FS  // the shipped policies, policies/*.yaml
+	// Init, when set (--init), writes a starter policy to out for a server
+	// no shipped policy fits: `mcpguard init`, which starts the server to
+	// list its tools.
+	Init   func(argv []string, out string) error
+	DryRun bool
+}
+
+// placed says what policy a server got.
+type placed struct {
+	path string // "" for the baseline
+	note string // where it came from
+}
+
+// place returns the policy for a server of client c, writing it into Dir
+// unless a file of that name is there already (it is then used as it is:
+// a policy there is the user's to edit, never overwritten).
+func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
+	if p.Dir == "" {
+		return placed{note: "baseline"}, nil
+	}
+	path := filepath.Join(p.Dir, policyFileName(client, c, s))
+	if _, err := os.Stat(path); err == nil {
+		return placed{path, "existing file"}, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return placed{}, err
+	}
+	var text []byte
+	var note string
+	if file := ShippedPolicy(s.Argv); file != "" && p.Shipped != nil {
+		b, err := fs.ReadFile(p.Shipped, file)
+		if err != nil {
+			return placed{}, err
+		}
+		text, note = b, "copy of shipped "+file
+	} else if p.Init != nil {
+		if p.DryRun {
+			return placed{path, "starter policy from init; not run: dry run"}, nil
+		}
+		if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+			return placed{}, err
+		}
+		if err := p.Init(s.Argv, path); err != nil {
+			return placed{note: "baseline"}, err
+		}
+		return placed{path, "starter policy from init (mode: audit; review it)"}, nil
+	} else {
+		return placed{note: "no shipped policy fits; --init writes a starter"}, nil
+	}
+	if p.DryRun {
+		return placed{path, note + "; not written: dry run"}, nil
+	}
+	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+		return placed{}, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return placed{}, err
+	}
+	if _, err := f.Write(text); err != nil {
+		f.Close()
+		os.Remove(path)
+		return placed{}, err
+	}
+	if err := f.Close(); err != nil {
+		return placed{}, err
+	}
+	return placed{path, note}, nil
+}
+
+// policyFileName is CLIENT[-PROJECT]-SERVER.yaml, reduced to safe
+// characters: one file per entry, so two entries of the same name with
+// different arguments (roots) do not share a starter policy.
+func policyFileName(client string, c *Config, s *Server) string {
+	parts := []string{client}
+	project := s.Project
+	if project == "" && strings.HasPrefix(c.Scope, "project ") {
+		project = strings.TrimPrefix(c.Scope, "project ")
+	}
+	if project != "" {
+		parts = append(parts, filepath.Base(project))
+	}
+	parts = append(parts, s.Name)
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte('-')
+		}
+		for _, r := range strings.ToLower(p) {
+			switch {
+			case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+				b.WriteRune(r)
+			default:
+				b.WriteByte('-')
+			}
+		}
+	}
+	name := strings.Trim(b.String(), ".-")
+	if name == "" {
+		name = "server"
+	}
+	return name + ".yaml"
+}

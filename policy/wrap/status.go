@@ -1,0 +1,111 @@
+package wrap
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/mcpguard/mcpguard/policy"
+)
+
+// StatusOptions are what status needs besides the configs.
+type StatusOptions struct {
+	// Rejections counts rejections by the server name the log records
+	// (the policy's server:, else the base name of the server's command);
+	// nil when there is no log to read.
+	Rejections map[string]int
+	// Since says which rejections Rejections counts, for the header.
+	Since string
+	// Lock reports the pin lock state of a guarded server ("-" when
+	// unknown). Pins (tool definitions locked per server) land in their
+	// own package; until then status shows "-".
+	Lock func(s Server) string
+}
+
+// Status writes one line per configured server of every config found:
+// client and file, whether mcpguard guards it and with which policy, its
+// lock state, and its rejections in the log. It returns 1 when a config
+// could not be read.
+func Status(o Options, so StatusOptions) (int, error) {
+	cfgs, errs := o.load()
+	status := 0
+	for _, err := range errs {
+		fmt.Fprintf(o.Stderr, "mcpguard: %v\n", err)
+		status = 1
+	}
+	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
+	rej := "REJECTED"
+	if so.Since != "" {
+		rej += " (" + so.Since + ")"
+	}
+	fmt.Fprintf(tw, "CLIENT\tSERVER\tSTATE\tPOLICY\tLOCK\t%s\tCONFIG\n", rej)
+	var notes []string
+	guarded, unguarded := 0, 0
+	for _, c := range cfgs {
+		where := Display(c.Path, o.Env.Home)
+		if c.Unsupported != "" {
+			fmt.Fprintf(tw, "%s\t?\tnot read\t-\t-\t-\t%s\n", c.Client, where)
+			notes = append(notes, fmt.Sprintf("%s: not supported: %s", where, c.Unsupported))
+			continue
+		}
+		for _, s := range c.Servers {
+			state, pol, lock, count := s.Kind.String(), "-", "-", "-"
+			switch s.Kind {
+			case Guarded:
+				guarded++
+				pol = "baseline"
+				if s.Policy != "" {
+					pol = Display(s.Policy, o.Env.Home)
+				}
+				if so.Lock != nil {
+					lock = so.Lock(s)
+				}
+				if so.Rejections != nil {
+					count = strconv.Itoa(so.Rejections[LogName(s)])
+				}
+			case Unguarded:
+				unguarded++
+				state = "UNGUARDED"
+			case Remote:
+				state = "remote"
+				pol = s.Note
+			case Unusable:
+				notes = append(notes, fmt.Sprintf("%s: %s: %s", where, serverLabel(&s), s.Note))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Client, serverLabel(&s), state, pol, lock, count, where)
+		}
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(o.Stdout, n)
+	}
+	fmt.Fprintf(o.Stdout, "%d guarded, %d unguarded stdio servers", guarded, unguarded)
+	if unguarded > 0 {
+		fmt.Fprint(o.Stdout, " (mcpguard wrap guards them)")
+	}
+	fmt.Fprintln(o.Stdout)
+	return status, nil
+}
+
+func scopeSuffix(c *Config) string {
+	if c.Scope == "user" {
+		return ""
+	}
+	return " (" + c.Scope + ")"
+}
+
+// LogName is the name a guarded server's events carry in the log: its
+// policy's server: when the policy loads and names one, else the base
+// name of its command (what mcpguard itself writes).
+func LogName(s Server) string {
+	if s.Policy != "" {
+		if p, err := policy.LoadFile(s.Policy); err == nil && p.Server != "" {
+			return p.Server
+		}
+	}
+	if len(s.Argv) == 0 {
+		return ""
+	}
+	return filepath.Base(s.Argv[0])
+}

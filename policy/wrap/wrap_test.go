@@ -1,0 +1,483 @@
+package wrap
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+const testExe = "/opt/mcpguard/bin/mcpguard"
+
+// fixtureHome copies testdata/home into a temporary directory, with the
+// project directory's path written into ~/.claude.json, and returns it
+// with a snapshot of every file.
+func fixtureHome(t *testing.T) (string, map[string][]byte) {
+	t.Helper()
+	home := t.TempDir()
+	files := map[string][]byte{}
+	err := filepath.WalkDir("testdata/home", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel("testdata/home", p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		b = bytes.ReplaceAll(b, []byte("@PROJECT@"), []byte(filepath.Join(home, "project")))
+		dst := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		mode := fs.FileMode(0o644)
+		if rel == ".claude.json" {
+			mode = 0o600
+		}
+		files[rel] = b
+		return os.WriteFile(dst, b, mode)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return home, files
+}
+
+func testOptions(home string, out, errw *bytes.Buffer) Options {
+	return Options{
+		Env:    Env{Home: home},
+		Exe:    testExe,
+		Stdout: out,
+		Stderr: errw,
+	}
+}
+
+func snapshot(t *testing.T, home string, rels map[string][]byte) map[string][]byte {
+	t.Helper()
+	now := map[string][]byte{}
+	for rel := range rels {
+		b, err := os.ReadFile(filepath.Join(home, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		now[rel] = b
+	}
+	return now
+}
+
+// handWrapped is the entry of the fixture's ~/.claude.json that was
+// wrapped by hand before wrap ran, and what unwrap makes of it.
+const handWrapped = `      "command": "/usr/local/bin/mcpguard",
+      "args": [
+        "--policy",
+        "/home/me/.config/mcpguard/fetch.yaml",
+        "--",
+        "uvx",
+        "mcp-server-fetch"
+      ],`
+
+const handUnwrapped = `      "command": "uvx",
+      "args": [
+        "mcp-server-fetch"
+      ],`
+
+// strictJSON are the clients that read plain JSON (no comments, no
+// trailing commas): what wrap writes there must stay plain JSON.
+var strictJSON = map[string]bool{ClaudeDesktop: true, ClaudeCode: true, Windsurf: true, Gemini: true}
+
+// servers parses the file at path as its client does and returns its
+// stdio servers' command and args by pointer.
+func servers(t *testing.T, loc Location) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile(loc.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strictJSON[loc.Client] {
+		if err := json.Unmarshal(b, new(jsontext.Value)); err != nil {
+			t.Fatalf("%s is no longer plain JSON: %v", loc.Path, err)
+		}
+	}
+	c, err := Load(loc, IsGuardCommand(testExe))
+	if err != nil {
+		t.Fatalf("%s: %v", loc.Path, err)
+	}
+	got := map[string][]string{}
+	for _, s := range c.Servers {
+		if s.Kind != Guarded && s.Kind != Unguarded {
+			continue
+		}
+		e := c.root.Find(s.Pointer).Clone()
+		e.Standardize()
+		var entry struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		if err := json.Unmarshal(e.Pack(), &entry); err != nil {
+			t.Fatal(err)
+		}
+		got[s.Pointer] = append([]string{entry.Command}, entry.Args...)
+	}
+	return got
+}
+
+func TestWrapUnwrapRoundTrip(t *testing.T) {
+	home, orig := fixtureHome(t)
+	env := Env{Home: home}
+	locs := Locate(env, nil)
+	if len(locs) != len(orig) {
+		t.Fatalf("found %d configs, want every one of the %d fixtures: %v", len(locs), len(orig), locs)
+	}
+	before := map[string]map[string][]string{}
+	for _, l := range locs {
+		if l.Unsupported == "" {
+			before[l.Path] = servers(t, l)
+		}
+	}
+
+	var out, errw bytes.Buffer
+	if st, err := Wrap(testOptions(home, &out, &errw)); err != nil || st != 0 || errw.Len() > 0 {
+		t.Fatalf("wrap: status %d, %v\n%s%s", st, err, out.String(), errw.String())
+	}
+	wrapped := snapshot(t, home, orig)
+	wrappedCount := 0
+	for _, l := range locs {
+		if l.Unsupported != "" {
+			if !bytes.Equal(wrapped[rel(home, l.Path)], orig[rel(home, l.Path)]) {
+				t.Errorf("%s is not supported but changed", l.Path)
+			}
+			continue
+		}
+		after := servers(t, l)
+		for ptr, argv := range before[l.Path] {
+			got := after[ptr]
+			if IsGuardCommand(testExe)(argv[0]) {
+				if !slices.Equal(got, argv) {
+					t.Errorf("%s %s: guarded entry changed: %q -> %q", l.Path, ptr, argv, got)
+				}
+				continue
+			}
+			want := append([]string{testExe, "--"}, argv...)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %s: got %q, want %q", l.Path, ptr, got, want)
+			}
+			wrappedCount++
+		}
+		// The backup is the file as it was, with its mode.
+		backup := l.Path + BackupSuffix
+		if b, err := os.ReadFile(backup); err != nil || !bytes.Equal(b, orig[rel(home, l.Path)]) {
+			t.Errorf("%s: backup missing or different: %v", l.Path, err)
+		}
+		fi, _ := os.Stat(l.Path)
+		bi, _ := os.Stat(backup)
+		want := fs.FileMode(0o644)
+		if filepath.Base(l.Path) == ".claude.json" {
+			want = 0o600
+		}
+		if fi.Mode().Perm() != want || bi.Mode().Perm() != want {
+			t.Errorf("%s: modes %v and %v (backup), want %v", l.Path, fi.Mode().Perm(), bi.Mode().Perm(), want)
+		}
+	}
+	if wrappedCount != 15 {
+		t.Errorf("wrapped %d servers, want the fixture's 15", wrappedCount)
+	}
+
+	// Wrapping again changes nothing, and says so.
+	out.Reset()
+	if st, err := Wrap(testOptions(home, &out, &errw)); err != nil || st != 0 {
+		t.Fatalf("second wrap: status %d, %v", st, err)
+	}
+	for rel, b := range snapshot(t, home, orig) {
+		if !bytes.Equal(b, wrapped[rel]) {
+			t.Errorf("second wrap changed %s:\n%s", rel, b)
+		}
+	}
+	if strings.Contains(out.String(), "changed") || strings.Contains(out.String(), " wrapped ") {
+		t.Errorf("second wrap reports changes:\n%s", out.String())
+	}
+
+	// Unwrap restores every byte, and unwraps the entry guarded by hand.
+	out.Reset()
+	if st, err := Unwrap(testOptions(home, &out, &errw)); err != nil || st != 0 || errw.Len() > 0 {
+		t.Fatalf("unwrap: status %d, %v\n%s%s", st, err, out.String(), errw.String())
+	}
+	for rel, b := range snapshot(t, home, orig) {
+		want := orig[rel]
+		if rel == ".claude.json" {
+			if !bytes.Contains(want, []byte(handWrapped)) {
+				t.Fatal("the fixture lost its hand-wrapped entry")
+			}
+			want = bytes.Replace(want, []byte(handWrapped), []byte(handUnwrapped), 1)
+		}
+		if !bytes.Equal(b, want) {
+			t.Errorf("%s after unwrap:\n%s\nwant:\n%s", rel, b, want)
+		}
+	}
+}
+
+func rel(home, path string) string {
+	r, _ := filepath.Rel(home, path)
+	return r
+}
+
+func TestWrapDryRunWritesNothing(t *testing.T) {
+	home, orig := fixtureHome(t)
+	var out, errw bytes.Buffer
+	o := testOptions(home, &out, &errw)
+	o.DryRun = true
+	o.Policies = Policies{Dir: filepath.Join(home, "policies"), Shipped: os.DirFS("../../policies"), DryRun: true}
+	if st, err := Wrap(o); err != nil || st != 0 {
+		t.Fatalf("status %d, %v\n%s", st, err, errw.String())
+	}
+	for rel, b := range snapshot(t, home, orig) {
+		if !bytes.Equal(b, orig[rel]) {
+			t.Errorf("dry run changed %s", rel)
+		}
+	}
+	matches, _ := filepath.Glob(filepath.Join(home, "*", "*"+BackupSuffix))
+	if _, err := os.Stat(o.Policies.Dir); err == nil || len(matches) > 0 {
+		t.Errorf("dry run wrote policies or backups: %v", matches)
+	}
+	for _, want := range []string{
+		"--- ~/.cursor/mcp.json\n+++ ~/.cursor/mcp.json\n",
+		"-      \"command\": \"npx\", // runs from npm\n+      \"command\": \"" + testExe + "\", // runs from npm\n",
+		"+        \"" + filepath.Join(home, "policies", "cursor-notes.yaml") + "\",\n",
+		"-      \"args\": [\"-y\", \"@modelcontextprotocol/server-memory\"],\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the diff lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestWrapSkipsBadFilesAndHandlesTheRest(t *testing.T) {
+	home, orig := fixtureHome(t)
+	readOnly := filepath.Join(home, ".cursor", "mcp.json")
+	malformed := filepath.Join(home, ".gemini", "settings.json")
+	duplicate := filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")
+	if err := os.Chmod(readOnly, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string][]byte{
+		malformed: []byte(`{"mcpServers": {"x": {"command": "npx",, }}}`),
+		duplicate: []byte(`{"mcpServers": {"x": {"command": "npx", "command": "evil"}}}`),
+	}
+	for p, b := range bad {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errw bytes.Buffer
+	st, err := Wrap(testOptions(home, &out, &errw))
+	if err != nil || st != 1 {
+		t.Fatalf("status %d, %v; want 1", st, err)
+	}
+	for _, want := range []string{
+		"~/.cursor/mcp.json: read-only (mode 0444)",
+		"~/.gemini/settings.json: not valid JSON",
+		"~/.codeium/windsurf/mcp_config.json: not valid JSON",
+		"duplicate",
+	} {
+		if !strings.Contains(errw.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errw.String())
+		}
+	}
+	now := snapshot(t, home, orig)
+	if !bytes.Equal(now[".cursor/mcp.json"], orig[".cursor/mcp.json"]) {
+		t.Error("the read-only file changed")
+	}
+	for p, b := range bad {
+		if got, _ := os.ReadFile(p); !bytes.Equal(got, b) {
+			t.Errorf("%s changed", p)
+		}
+		if _, err := os.Stat(p + BackupSuffix); err == nil {
+			t.Errorf("%s got a backup", p)
+		}
+	}
+	if _, err := os.Stat(readOnly + BackupSuffix); err == nil {
+		t.Error("the read-only file got a backup")
+	}
+	if bytes.Equal(now[".claude.json"], orig[".claude.json"]) || bytes.Equal(now["project/.mcp.json"], orig["project/.mcp.json"]) {
+		t.Error("the good files were not wrapped")
+	}
+}
+
+func TestWrapFollowsSymlinks(t *testing.T) {
+	home, orig := fixtureHome(t)
+	dotfiles := filepath.Join(home, "dotfiles")
+	os.Mkdir(dotfiles, 0o755)
+	link := filepath.Join(home, ".cursor", "mcp.json")
+	target := filepath.Join(dotfiles, "cursor-mcp.json")
+	if err := os.Rename(link, target); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	o := testOptions(home, &out, &errw)
+	o.Clients = []string{Cursor}
+	if st, err := Wrap(o); err != nil || st != 0 {
+		t.Fatalf("status %d, %v\n%s", st, err, errw.String())
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the symlink was replaced: %v", err)
+	}
+	b, _ := os.ReadFile(target)
+	if !bytes.Contains(b, []byte(testExe)) {
+		t.Errorf("the link's target was not wrapped:\n%s", b)
+	}
+	// --client cursor left the other clients alone.
+	for rel, b := range snapshot(t, home, orig) {
+		if !strings.Contains(rel, "cursor") && !bytes.Equal(b, orig[rel]) {
+			t.Errorf("--client cursor changed %s", rel)
+		}
+	}
+}
+
+func TestWrapPlacesPolicies(t *testing.T) {
+	home, _ := fixtureHome(t)
+	dir := filepath.Join(home, "pol")
+	var inits [][]string
+	var out, errw bytes.Buffer
+	o := testOptions(home, &out, &errw)
+	o.Policies = Policies{Dir: dir, Shipped: os.DirFS("../../policies"), Init: func(argv []string, out string) error {
+		inits = append(inits, argv)
+		if argv[0] == "coverctl" {
+			return errors.New("cannot start coverctl")
+		}
+		return os.WriteFile(out, []byte("version: 1\nmode: audit\n"), 0o644)
+	}}
+	// A policy already there is the user's: used, never overwritten.
+	os.MkdirAll(dir, 0o755)
+	mine := []byte("version: 1\n# mine\n")
+	os.WriteFile(filepath.Join(dir, "windsurf-git.yaml"), mine, 0o644)
+
+	st, err := Wrap(o)
+	if err != nil || st != 1 {
+		t.Fatalf("status %d, %v; want 1 for the init that failed\n%s%s", st, err, out.String(), errw.String())
+	}
+	shippedCopies := map[string]string{
+		"claude-desktop-filesystem.yaml":      "filesystem.yaml",
+		"claude-desktop-github.yaml":          "github.yaml",
+		"claude-desktop-memory.yaml":          "memory.yaml",
+		"claude-code-git.yaml":                "git.yaml",
+		"cursor-notes.yaml":                   "filesystem.yaml",
+		"vscode-github.yaml":                  "github.yaml",
+		"claude-code-project-everything.yaml": "everything.yaml",
+		"cursor-project-fetch.yaml":           "fetch.yaml",
+		"vscode-project-memory.yaml":          "memory.yaml",
+	}
+	for name, src := range shippedCopies {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		want, _ := os.ReadFile(filepath.Join("../../policies", src))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is not a copy of %s: %v", name, src, err)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "windsurf-git.yaml")); !bytes.Equal(got, mine) {
+		t.Error("an existing policy was overwritten")
+	}
+	wantInit := map[string]bool{"notion": true, "sqlite": true, "playwright": true, "pythonTools": true, "coverctl": true}
+	if len(inits) != len(wantInit) {
+		t.Errorf("init ran for %q, want the %d servers no shipped policy fits", inits, len(wantInit))
+	}
+	for _, name := range []string{"claude-desktop-notion.yaml", "claude-desktop-sqlite.yaml", "vscode-playwright.yaml", "gemini-pythontools.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("no starter policy %s: %v", name, err)
+		}
+	}
+	// Entries reference their policy by absolute path; a failed init
+	// leaves the server guarded by the baseline, and says so.
+	c, err := Load(Location{Client: ClaudeCode, Path: filepath.Join(home, ".claude.json"), Key: "mcpServers", ClaudeProjects: true}, IsGuardCommand(testExe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range c.Servers {
+		switch s.Name {
+		case "git":
+			if s.Policy != filepath.Join(dir, "claude-code-git.yaml") {
+				t.Errorf("git's policy is %q", s.Policy)
+			}
+		case "tests":
+			if s.Kind != Guarded || s.Policy != "" {
+				t.Errorf("tests: %v, policy %q; want guarded by the baseline", s.Kind, s.Policy)
+			}
+		}
+	}
+	if !strings.Contains(errw.String()+out.String(), "cannot start coverctl") {
+		t.Errorf("the failed init is not reported:\n%s%s", out.String(), errw.String())
+	}
+}
+
+func TestShippedPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me"}, "filesystem.yaml"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "/home/me"}, "filesystem.yaml"},
+		{[]string{"/repo/integration/node_modules/.bin/mcp-server-filesystem", "/tmp"}, "filesystem.yaml"},
+		{[]string{"uvx", "mcp-server-git", "--repository", "/r"}, "git.yaml"},
+		{[]string{"uvx", "mcp-server-fetch==2025.4.7"}, "fetch.yaml"},
+		{[]string{"python", "-m", "mcp_server_git"}, "git.yaml"},
+		{[]string{"docker", "run", "-i", "--rm", "ghcr.io/github/github-mcp-server:v0.20.0"}, "github.yaml"},
+		{[]string{`C:\tools\github-mcp-server.exe`, "stdio"}, "github.yaml"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-github"}, ""},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-filesystemx"}, ""},
+		{[]string{"npx", "-y", "mcp-remote", "https://x/mcp"}, ""},
+		{[]string{"node", "server.js", "--name", "-m"}, ""},
+	} {
+		if got := ShippedPolicy(tc.argv); got != tc.want {
+			t.Errorf("ShippedPolicy(%q) = %q, want %q", tc.argv, got, tc.want)
+		}
+	}
+}
+
+func TestStatus(t *testing.T) {
+	home, _ := fixtureHome(t)
+	var out, errw bytes.Buffer
+	o := testOptions(home, &out, &errw)
+	st, err := Status(o, StatusOptions{Rejections: map[string]int{"mcp-server-fetch": 0, "uvx": 7}, Since: "24h"})
+	if err != nil || st != 0 {
+		t.Fatalf("status %d, %v", st, err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	find := func(client, server string) []string {
+		for _, l := range lines {
+			f := strings.Fields(l)
+			if len(f) > 2 && f[0] == client && f[1] == server {
+				return f
+			}
+		}
+		t.Fatalf("no line for %s %s:\n%s", client, server, out.String())
+		return nil
+	}
+	// the hand-wrapped fetch server: guarded, its policy (which does not
+	// load here, so the log name is the command's base name, uvx)
+	if f := find(ClaudeCode, "guarded"); f[2] != "guarded" || f[3] != "/home/me/.config/mcpguard/fetch.yaml" || f[4] != "-" || f[5] != "7" {
+		t.Errorf("guarded line: %q", f)
+	}
+	if f := find(Cursor, "notes"); f[2] != "UNGUARDED" {
+		t.Errorf("notes line: %q", f)
+	}
+	if f := find(ClaudeCode, "sentry"); f[2] != "remote" || f[3] != "http" {
+		t.Errorf("sentry line: %q", f)
+	}
+	if f := find(Codex, "?"); f[2] != "not" {
+		t.Errorf("codex line: %q", f)
+	}
+	if !strings.Contains(out.String(), "1 guarded, 15 unguarded stdio servers") {
+		t.Errorf("no summary:\n%s", out.String())
+	}
+	if len(lines) > 40 {
+		t.Errorf("%d lines: not one screen", len(lines))
+	}
+}
