@@ -137,7 +137,6 @@ type recorder struct {
 	mu       sync.Mutex
 	progress map[string][]float64 // by progress token
 	logs     []*mcp.LoggingMessageParams
-	roots    int
 	sampling []*mcp.CreateMessageParams
 	elicit   []*mcp.ElicitParams
 }
@@ -257,7 +256,6 @@ type testWriter struct {
 	prefix string
 	mu     sync.Mutex
 	buf    []byte
-	done   bool
 }
 
 func (w *testWriter) Write(p []byte) (int, error) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -316,26 +315,4 @@ func (p *rawProc) wait(timeout time.Duration) (int, error) {
 	case <-time.After(timeout):
 		return -1, errors.New("process did not exit within " + timeout.String())
 	}
-}
-
-// drain reads every remaining stdout line (bounded by timeout).
-func (p *rawProc) drain(timeout time.Duration) [][]byte {
-	var out [][]byte
-	deadline := time.Now().Add(timeout)
-	for {
-		line, err := p.next(time.Until(deadline))
-		if err != nil {
-			return out
-		}
-		out = append(out, line)
-	}
-}
-
-func containsAny(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }

@@ -64,7 +64,7 @@ func safeInteger(v jsontext.Value) (int64, bool) {
 
 // isInteger reports whether a JSON number is written without fraction or exponent.
 func isInteger(v jsontext.Value) bool {
-	return bytes.IndexAny(v, ".eE") < 0
+	return !bytes.ContainsAny(v, ".eE")
 }
 
 // Key is an id as a map key, equal for ids a peer treats as equal:
