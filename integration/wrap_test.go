@@ -1,0 +1,178 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runMcpguard runs the mcpguard binary with args under env and returns its
+// stdout, stderr and status.
+func runMcpguard(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	requireGuard(t)
+	cmd := exec.Command(mcpguardBin, args...)
+	cmd.Env = env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// cleanEnv is the test's environment with HOME replaced and the XDG
+// directories removed, so that configs, policies and the log all live
+// under home.
+func cleanEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "XDG_") || strings.HasPrefix(kv, "CODEX_HOME=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home)
+}
+
+// TestWrapClaudeCodeEntry: `mcpguard wrap --policy-dir` rewrites a Claude
+// Code entry for the real server-filesystem; the entry, run exactly as
+// written (command, args, env) the way Claude Code starts it, serves the
+// Go SDK client through mcpguard under the copied shipped policy, which
+// refuses a read outside the root; status shows the server guarded with
+// that policy and the rejection from the log; unwrap gives the file back
+// byte for byte.
+func TestWrapClaudeCodeEntry(t *testing.T) {
+	requireGuard(t)
+	bin := npmServer(t, "mcp-server-filesystem")
+	home, root := shippedHome(t)
+	config := filepath.Join(home, ".claude.json")
+	orig := []byte(`{
+  "numStartups": 3,
+  "mcpServers": {
+    "filesystem": {
+      "type": "stdio",
+      "command": ` + quoteJSON(bin) + `,
+      "args": [
+        ` + quoteJSON(root) + `
+      ],
+      "env": {
+        "HOME": ` + quoteJSON(home) + `
+      }
+    },
+    "docs": {
+      "type": "http",
+      "url": "https://example.com/mcp"
+    }
+  }
+}
+`)
+	if err := os.WriteFile(config, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := cleanEnv(home)
+	project := t.TempDir() // no project configs in it
+	out, errOut, code := runMcpguard(t, env, "wrap", "--project", project, "--policy-dir", filepath.Join(home, ".config", "mcpguard"))
+	if code != 0 {
+		t.Fatalf("wrap: status %d\n%s%s", code, out, errOut)
+	}
+	t.Logf("wrap:\n%s", out)
+
+	var doc struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	wrapped, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonv2.Unmarshal(wrapped, &doc); err != nil {
+		t.Fatalf("the wrapped config is not JSON: %v\n%s", err, wrapped)
+	}
+	entry := doc.MCPServers["filesystem"]
+	policyPath := filepath.Join(home, ".config", "mcpguard", "claude-code-filesystem.yaml")
+	wantArgs := []string{"--policy", policyPath, "--", bin, root}
+	realBin, _ := filepath.EvalSymlinks(mcpguardBin)
+	if entry.Command != realBin && entry.Command != mcpguardBin || !slices.Equal(entry.Args, wantArgs) {
+		t.Fatalf("wrapped entry: %q %q; want %q %q", entry.Command, entry.Args, mcpguardBin, wantArgs)
+	}
+	shipped, _ := os.ReadFile(filepath.Join(moduleRoot, "policies", "filesystem.yaml"))
+	if copied, err := os.ReadFile(policyPath); err != nil || !bytes.Equal(copied, shipped) {
+		t.Fatalf("the policy is not a copy of policies/filesystem.yaml: %v", err)
+	}
+
+	// Start the entry as Claude Code does: command and args as written,
+	// its env over the inherited environment.
+	cmdEnv := slices.Clone(env)
+	for k, v := range entry.Env {
+		cmdEnv = append(cmdEnv, k+"="+v)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.Command(entry.Command, entry.Args...)
+	cmd.Env = cmdEnv
+	cmd.Stderr = &testWriter{t: t, prefix: "wrapped stderr: "}
+	client := mcp.NewClient(&mcp.Implementation{Name: "claude-code-like", Version: "1"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file://" + root, Name: "tree"})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect to the wrapped entry: %v", err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := callText(t, cs, "read_text_file", map[string]any{"path": filepath.Join(root, "README.md")}); !strings.Contains(got, "# demo") {
+		t.Errorf("read inside the root: %q", got)
+	}
+	callRejected(t, cs, "read_text_file", map[string]any{"path": "/etc/hostname"}, "INPUT_REJECTED_PATH_SCOPE")
+	cs.Close()
+
+	out, errOut, code = runMcpguard(t, env, "status", "--project", project)
+	if code != 0 {
+		t.Fatalf("status: %d\n%s%s", code, out, errOut)
+	}
+	t.Logf("status:\n%s", out)
+	var line []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 5 && f[0] == "claude-code" && f[1] == "filesystem" {
+			line = f
+		}
+	}
+	if line == nil || line[2] != "guarded" || line[3] != "~/.config/mcpguard/claude-code-filesystem.yaml" || line[5] != "1" {
+		t.Errorf("status line for filesystem: %q (want guarded, its policy, 1 rejection)\n%s", line, out)
+	}
+	if !strings.Contains(out, "docs") || !strings.Contains(out, "remote") {
+		t.Errorf("status does not list the remote server:\n%s", out)
+	}
+
+	if out, errOut, code = runMcpguard(t, env, "unwrap", "--project", project); code != 0 {
+		t.Fatalf("unwrap: %d\n%s%s", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(config); !bytes.Equal(got, orig) {
+		t.Errorf("unwrap did not restore the file:\n%s\nwant:\n%s", got, orig)
+	}
+	if fi, err := os.Stat(config); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode after unwrap: %v %v", fi.Mode(), err)
+	}
+}
+
+func quoteJSON(s string) string {
+	b, _ := jsonv2.Marshal(s)
+	return string(b)
+}
