@@ -148,9 +148,6 @@ func (p *Policy) NewSession() *Session {
 	return &Session{p: p, serverSchemas: map[string]*argSchema{}}
 }
 
-// Policy returns the policy the session applies.
-func (s *Session) Policy() *Policy { return s.p }
-
 func (s *Session) serverSchema(tool string) (sch *argSchema, known bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -21,26 +21,33 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Events, as written in the "event" field.
+// Kind is what a log line reports, as written in its "event" field.
+type Kind string
+
+// The kinds of log lines.
 const (
-	EventStart     = "downstream_start"
-	EventExit      = "downstream_exit"
-	EventRejected  = "rejected"
-	EventAudited   = "audited"
-	EventMalformed = "malformed"
-	EventRewritten = "rewritten"
-	EventDropped   = "dropped"
-	EventFailed    = "failed"
-	EventLimit     = "limit"
+	EventStart     Kind = "downstream_start"
+	EventExit      Kind = "downstream_exit"
+	EventRejected  Kind = "rejected"
+	EventAudited   Kind = "audited"
+	EventMalformed Kind = "malformed"
+	EventRewritten Kind = "rewritten"
+	EventDropped   Kind = "dropped"
+	EventFailed    Kind = "failed"
+	EventLimit     Kind = "limit"
 )
 
-// Actions, as written in the "action" field.
+// Action is what mcpguard did with a message, as written in the "action"
+// field.
+type Action string
+
+// The actions.
 const (
-	ActionRejected  = "rejected"
-	ActionAudited   = "audited"
-	ActionRewritten = "rewritten"
-	ActionDropped   = "dropped"
-	ActionNone      = ""
+	ActionRejected  Action = "rejected"
+	ActionAudited   Action = "audited"
+	ActionRewritten Action = "rewritten"
+	ActionDropped   Action = "dropped"
+	ActionNone      Action = ""
 )
 
 // Directions, as written in the "direction" field.
@@ -123,7 +130,7 @@ func Nop() *Logger { return &Logger{z: zerolog.Nop()} }
 // written, only its length and hash.
 type Event struct {
 	Level     zerolog.Level
-	Event     string
+	Event     Kind
 	Direction string
 	Method    string
 	Tool      string
@@ -131,7 +138,7 @@ type Event struct {
 	ErrorCode string
 	Field     string
 	Rule      string
-	Action    string
+	Action    Action
 	Message   string
 	Value     []byte // the offending value: written as value_len and value_sha256
 	Extra     func(e *zerolog.Event)
@@ -144,7 +151,7 @@ func (l *Logger) Log(ev Event) {
 	if e == nil {
 		return
 	}
-	e = e.Str("event", Clean(ev.Event)).
+	e = e.Str("event", Clean(string(ev.Event))).
 		Str("direction", Clean(ev.Direction)).
 		Str("method", Clean(ev.Method)).
 		Str("tool", Clean(ev.Tool)).
@@ -152,7 +159,7 @@ func (l *Logger) Log(ev Event) {
 		Str("error_code", Clean(ev.ErrorCode)).
 		Str("field", Clean(ev.Field)).
 		Str("rule", Clean(ev.Rule)).
-		Str("action", Clean(ev.Action))
+		Str("action", Clean(string(ev.Action)))
 	if ev.Value != nil {
 		sum := sha256.Sum256(ev.Value)
 		e = e.Int("value_len", len(ev.Value)).Str("value_sha256", hex.EncodeToString(sum[:8]))

@@ -16,7 +16,7 @@ type Record struct {
 	Level     string
 	Server    string
 	PID       int
-	Event     string
+	Event     Kind
 	Direction string
 	Method    string
 	Tool      string
@@ -24,7 +24,7 @@ type Record struct {
 	ErrorCode string
 	Field     string
 	Rule      string
-	Action    string
+	Action    Action
 	Message   string
 
 	ValueLen      int // -1 when the line has no value_len
@@ -48,7 +48,7 @@ func (r *Record) IsRejection() bool {
 // limit hit) its event, so that counts and alerts never show a blank code.
 func (r *Record) Code() string {
 	if r.ErrorCode == "" {
-		return r.Event
+		return string(r.Event)
 	}
 	return r.ErrorCode
 }
@@ -147,7 +147,7 @@ func (d *Decoder) member(s *scanner, key []byte, r *Record, haveTime *bool) bool
 	case "server":
 		return d.intern(s, &r.Server)
 	case "event":
-		return d.intern(s, &r.Event)
+		return d.intern(s, (*string)(&r.Event))
 	case "direction":
 		return d.intern(s, &r.Direction)
 	case "method":
@@ -159,7 +159,7 @@ func (d *Decoder) member(s *scanner, key []byte, r *Record, haveTime *bool) bool
 	case "rule":
 		return d.intern(s, &r.Rule)
 	case "action":
-		return d.intern(s, &r.Action)
+		return d.intern(s, (*string)(&r.Action))
 	}
 	if d.Summary {
 		return s.skip(0)

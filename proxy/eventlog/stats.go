@@ -89,7 +89,7 @@ func (s *Stats) Add(r *Record) {
 	if r.Time.After(s.Last) {
 		s.Last = r.Time
 	}
-	s.ByEvent[r.Event]++
+	s.ByEvent[string(r.Event)]++
 	if !r.IsRejection() {
 		return
 	}

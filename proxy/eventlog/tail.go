@@ -124,9 +124,9 @@ func (t *Tail) Format(b []byte, r *Record) []byte {
 	b = append(b, ' ')
 	b = t.paint(b, sgrBold, orDash(r.Server))
 	b = append(b, ' ')
-	kind := r.Event
-	if r.Action != "" && r.Action != r.Event {
-		kind += "/" + r.Action
+	kind := string(r.Event)
+	if r.Action != ActionNone && string(r.Action) != kind {
+		kind += "/" + string(r.Action)
 	}
 	b = t.paint(b, kindColor(r), Clean(kind))
 	if r.Method != "" || r.Tool != "" {
