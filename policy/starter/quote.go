@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // plainScalar is text YAML reads as the same string without quotes.
@@ -42,16 +44,16 @@ func quote(s string) string {
 	return b.String()
 }
 
-// sanitize makes server text fit for a one-line comment: characters that
-// are not printable (controls, line separators, bidi and other format
-// characters) become spaces, runs of spaces collapse, and the result is
-// cut at max runes.
+// sanitize makes server text fit for a one-line comment: canon.Display
+// (controls become spaces, invisible and format characters '?', backticks
+// '), runs of spaces collapsed, cut at max runes.
 func sanitize(s string, max int) string {
+	s = canon.Display(s, len(s))
 	var b strings.Builder
 	n := 0
 	space := false
 	for _, r := range s {
-		if !unicode.IsPrint(r) || r == ' ' {
+		if r == ' ' || !unicode.IsPrint(r) {
 			space = b.Len() > 0
 			continue
 		}

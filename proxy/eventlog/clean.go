@@ -1,9 +1,6 @@
 package eventlog
 
-import (
-	"unicode"
-	"unicode/utf8"
-)
+import "github.com/mcpguard/mcpguard/rules/canon"
 
 // Caps on canonicalised strings in a log line.
 const (
@@ -11,76 +8,6 @@ const (
 	MaxMessageBytes = 1024 // message: the free_text default
 )
 
-// cleanN is the free_text canonicaliser made strict for a log
-// that operators read in a terminal, so that neither the agent nor the
-// server can write into the operator's screen through it:
-//
-//   - C0 and C1 controls and DEL (ESC and CSI among them: the ANSI escapes
-//     that recolour, hide or rewrite text) become a space, as free_text says;
-//   - a backtick becomes ', as free_text says (it opens code spans and shell
-//     substitutions where a line is pasted);
-//   - bytes that are not valid UTF-8, invisible format characters (bidi
-//     embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069,
-//     marks, zero-width characters, Unicode tags U+E0000–U+E007F) and line
-//     and paragraph separators become '?', so a reader sees that something
-//     was there;
-//   - the result is capped at max bytes on a UTF-8 boundary.
-//
-// Everything else, printable text in any script, is kept. cleanN is
-// idempotent: every replacement is a printable ASCII byte.
-func cleanN(s string, max int) string {
-	if clean(s) && len(s) <= max {
-		return s // the common case: no allocation
-	}
-	out := make([]byte, 0, min(len(s), max))
-	for i := 0; i < len(s); {
-		c := s[i]
-		var rep []byte
-		size := 1
-		switch {
-		case c == '`':
-			rep = []byte{'\''}
-		case c < 0x20 || c == 0x7f:
-			rep = []byte{' '}
-		case c < utf8.RuneSelf:
-			rep = []byte{c}
-		default:
-			r, n := utf8.DecodeRuneInString(s[i:])
-			size = n
-			switch {
-			case r == utf8.RuneError && n == 1:
-				rep = []byte{'?'}
-			case r >= 0x80 && r <= 0x9f:
-				rep = []byte{' '}
-			case hidden(r):
-				rep = []byte{'?'}
-			default:
-				rep = []byte(s[i : i+n])
-			}
-		}
-		if len(out)+len(rep) > max {
-			break
-		}
-		out = append(out, rep...)
-		i += size
-	}
-	return string(out)
-}
-
-// clean reports whether s is printable ASCII without backticks.
-func clean(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '`' {
-			return false
-		}
-	}
-	return true
-}
-
-// hidden reports whether r changes how the text around it is shown or is
-// not shown itself: format characters (Cf: bidi controls, zero-width
-// characters, tags, the BOM) and line and paragraph separators.
-func hidden(r rune) bool {
-	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) ||
-		(r >= 0xE0000 && r <= 0xE007F)
-}
+// cleanN is canon.Display: the form in which every string from a peer is
+// written to the log and shown by tail.
+func cleanN(s string, max int) string { return canon.Display(s, max) }
