@@ -70,8 +70,8 @@ func shippedFilesystemRun(t *testing.T, guarded bool) []string {
 	} else {
 		cs = connectDirectWith(t, co, bin, root)
 	}
-	// A client lists the tools before calling them; server_schema: enforce
-	// refuses calls of tools whose schema it has not seen.
+	// A client lists the tools before calling them (mcpguard would list
+	// them itself for server_schema: enforce otherwise).
 	if _, err := cs.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}

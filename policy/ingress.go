@@ -91,12 +91,7 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 		case !known && s.offline:
 			sch = nil
 		case !known:
-			return &message.Rejection{
-				ErrorCode:   CodeSchema,
-				Error:       "rejected MCP input: the server's input schema for tool " + clean(tool) + " is not known yet",
-				Remediation: "List the tools (tools/list) before calling them.",
-				Tool:        clean(tool), Rule: "server_schema", Retryable: true,
-			}
+			return s.unknownSchema(tool)
 		case sch == nil:
 			return &message.Rejection{
 				ErrorCode:   CodeSchema,
@@ -114,6 +109,25 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 		}
 	}
 	return w.checkArgs(plan.rules, tool, validated)
+}
+
+// unknownSchema is the rejection of a call whose tool's inputSchema is not
+// known: the server's tools/list does not include it, or mcpguard could
+// not get the list.
+func (s *Session) unknownSchema(tool string) *message.Rejection {
+	s.mu.Lock()
+	listed := s.listed
+	s.mu.Unlock()
+	reason := "the server's input schema for tool " + clean(tool) + " is not known: mcpguard could not list the server's tools"
+	remediation := "Retry the call; if it fails again, the server is not answering tools/list."
+	if listed {
+		reason = "the server's tools/list does not include tool " + clean(tool)
+		remediation = "Call a tool the server lists (see tools/list)."
+	}
+	return &message.Rejection{
+		ErrorCode: CodeSchema, Error: "rejected MCP input: " + reason, Reason: reason,
+		Remediation: remediation, Tool: clean(tool), Rule: "server_schema", Retryable: !listed,
+	}
 }
 
 // parseArgs decodes the raw arguments of a call of tool into w's tree.

@@ -138,9 +138,54 @@ type Session struct {
 	tasks     map[string]string
 	taskOrder []string
 
+	// listed is set once a tools/list result has been seen.
+	listed bool
+
 	// offline (mcpguard eval without a tools list) skips server_schema
 	// checks of tools whose schema is unknown instead of refusing them.
 	offline bool
+}
+
+// AwaitsServerSchema reports whether m is a tools/call that
+// server_schema: enforce cannot judge yet: the tool's inputSchema is
+// unknown because no tools/list result has been seen. The relay then asks
+// the server for its tools itself (LearnTools) and judges m afterwards,
+// so that a client calling a tool it remembers from an earlier connection
+// is not refused for skipping tools/list.
+func (s *Session) AwaitsServerSchema(m *message.Message) bool {
+	if m.Kind != message.Request || m.Method != "tools/call" || s.offline {
+		return false
+	}
+	plan := s.p.callPlanFor(m.Name)
+	if plan.denied || !plan.serverSchema {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, known := s.serverSchemas[m.Name]
+	return !known && !s.listed
+}
+
+// LearnTools learns the input schemas of one page of a tools/list result
+// that mcpguard asked for itself (nothing of it reaches the agent), and
+// returns the page's nextCursor, "" on the last page.
+func (s *Session) LearnTools(m *message.Message) (cursor string, err error) {
+	if m.Kind != message.Response || m.Result == nil {
+		return "", errors.New("tools/list failed")
+	}
+	if _, _, err := s.toolsList(m); err != nil {
+		return "", err
+	}
+	return nextCursor(m.Result), nil
+}
+
+// nextCursor is a list result's nextCursor, "" when there is none.
+func nextCursor(result jsontext.Value) string {
+	var page struct {
+		NextCursor string `json:"nextCursor"`
+	}
+	_ = unmarshalLoose(result, &page)
+	return page.NextCursor
 }
 
 // NewSession starts applying p to one downstream server.
@@ -180,6 +225,12 @@ type listedTool struct {
 // (an error): which of them a client calls is the server's choice.
 func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 	capture := s.p.capturesSchemas()
+	if capture && nextCursor(m.Result) == "" {
+		// The last page: a tool not seen by now is not the server's.
+		s.mu.Lock()
+		s.listed = true
+		s.mu.Unlock()
+	}
 	seen := map[string]bool{}
 	names := map[string]bool{}
 	var kept []jsontext.Value

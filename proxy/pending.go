@@ -156,6 +156,26 @@ func (p *pendingTable) take(key message.Key) (inFlight, bool) {
 	return f, ok
 }
 
+// has reports whether a request with key is in flight.
+func (p *pendingTable) has(key message.Key) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case !key.Valid:
+		return false
+	case key.IsString:
+		_, ok := p.strs[key.Str]
+		return ok
+	}
+	if p.ring != nil {
+		if slot := &p.ring[uint64(key.Num)%ringSize]; slot.used && slot.num == key.Num {
+			return true
+		}
+	}
+	_, ok := p.nums[key.Num]
+	return ok
+}
+
 // close refuses new requests and returns those still in flight.
 func (p *pendingTable) close() []inFlight {
 	p.mu.Lock()

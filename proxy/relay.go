@@ -35,6 +35,7 @@ type Config struct {
 	MaxRequestBytes  int           // agent to server; 0 means the default
 	MaxResponseBytes int           // server to agent; 0 means the default
 	Grace            time.Duration // for the server to exit after its stdin closes, and after SIGTERM
+	ToolsListTimeout time.Duration // for the tools/list mcpguard sends itself; 0 means the default
 
 	Stdin  io.Reader // from the agent
 	Stdout io.Writer // to the agent
@@ -64,6 +65,7 @@ type relay struct {
 	pending  *pendingTable
 	toAgent  *lineWriter
 	toServer *lineWriter
+	tools    *toolsFetch
 }
 
 // Run starts the server and relays until the server has exited and its
@@ -78,6 +80,9 @@ func Run(cfg Config) int {
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace
+	}
+	if cfg.ToolsListTimeout <= 0 {
+		cfg.ToolsListTimeout = DefaultToolsListTimeout
 	}
 	if cfg.Log == nil {
 		cfg.Log = eventlog.Nop()
@@ -113,6 +118,8 @@ func Run(cfg Config) int {
 		toAgent:  newLineWriter(cfg.Stdout),
 		toServer: newLineWriter(server.stdin),
 	}
+	r.tools = newToolsFetch(r, cfg.ToolsListTimeout)
+	defer r.tools.stop()
 
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -254,6 +261,9 @@ func (r *relay) fromAgent(m *message.Message) {
 		r.toServerLine(m.Raw)
 		return
 	}
+	if r.session.AwaitsServerSchema(m) && r.holdForTools(m) {
+		return
+	}
 	v := r.session.Ingress(m)
 	if v.Rejection != nil {
 		r.logVerdict(m, v)
@@ -290,6 +300,50 @@ func (r *relay) fromAgent(m *message.Message) {
 	}
 	if err := r.toServer.writeLine(m.Raw); err != nil {
 		if f, ok := r.pending.take(key); ok {
+			r.answerAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: the MCP server is not reading its input", nil))
+		}
+	}
+}
+
+// holdForTools reserves m's id and holds m until mcpguard has listed the
+// server's tools (see toolsFetch). It returns false when m is to be
+// judged now.
+func (r *relay) holdForTools(m *message.Message) bool {
+	key := m.IDKey()
+	if err := r.pending.add(key, newInFlight(key, m.ID, policy.Call{Method: m.Method, Tool: m.Name})); err != nil {
+		return false // judged and refused on the usual path
+	}
+	if !r.tools.hold(key, m.Raw) {
+		r.pending.take(key)
+		return false
+	}
+	return true
+}
+
+// judgeHeld judges a call held for the tools list, now that the listing
+// has ended, and forwards it or answers it. A call cancelled meanwhile, or
+// answered because the server went away, is no longer in flight and is
+// dropped.
+func (r *relay) judgeHeld(h heldCall) {
+	m, err := message.Parse(h.raw)
+	if err != nil {
+		return // it parsed when it arrived
+	}
+	v := r.session.Ingress(m)
+	if v.Rejection != nil {
+		r.logVerdict(m, v)
+		if !v.Audit {
+			if f, ok := r.pending.take(h.key); ok {
+				r.answerAgent(v.Reply(f.id()))
+			}
+			return
+		}
+	}
+	if !r.pending.has(h.key) {
+		return
+	}
+	if r.toServer.writeLine(m.Raw) != nil || r.toServer.flush() != nil {
+		if f, ok := r.pending.take(h.key); ok {
 			r.answerAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: the MCP server is not reading its input", nil))
 		}
 	}
@@ -368,6 +422,10 @@ func (r *relay) fromServer(m *message.Message) {
 	var call *policy.Call
 	var f inFlight
 	if m.Kind == message.Response {
+		if r.tools.owns(m.ID) {
+			r.tools.answer(m)
+			return
+		}
 		var ok bool
 		if f, ok = r.pending.take(m.IDKey()); !ok {
 			r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,

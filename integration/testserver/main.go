@@ -15,6 +15,8 @@
 //	-ignore-eof             keep running after stdin closes
 //	-ignore-term            ignore SIGTERM (and SIGINT, SIGHUP)
 //	-signal-file FILE       append the name of every signal received to FILE
+//	-tools-page N           list the tools N per page (cursor: the offset)
+//	-silent-tools-list      never answer tools/list
 package main
 
 import (
@@ -41,6 +43,8 @@ var (
 	ignoreEOF    = flag.Bool("ignore-eof", false, "keep running after stdin closes")
 	ignoreTerm   = flag.Bool("ignore-term", false, "ignore SIGTERM, SIGINT and SIGHUP")
 	signalRecord = flag.String("signal-file", "", "append the name of each signal received to `FILE`")
+	toolsPage    = flag.Int("tools-page", 0, "list the tools `N` per page")
+	silentList   = flag.Bool("silent-tools-list", false, "never answer tools/list")
 )
 
 // Hostile is the text the hostile tools return: every class of terminal and
@@ -236,7 +240,26 @@ func (s *server) handle(m message) {
 	case "ping":
 		s.reply(m.ID, map[string]any{})
 	case "tools/list":
-		s.reply(m.ID, map[string]any{"tools": toolList()})
+		if *silentList {
+			return
+		}
+		all := toolList()
+		if *toolsPage <= 0 {
+			s.reply(m.ID, map[string]any{"tools": all})
+			return
+		}
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		json.Unmarshal(m.Params, &p)
+		from, _ := strconv.Atoi(p.Cursor)
+		from = min(max(from, 0), len(all))
+		to := min(from+*toolsPage, len(all))
+		page := map[string]any{"tools": all[from:to]}
+		if to < len(all) {
+			page["nextCursor"] = strconv.Itoa(to)
+		}
+		s.reply(m.ID, page)
 	case "prompts/list":
 		s.reply(m.ID, map[string]any{"prompts": []any{}})
 	case "resources/list":
