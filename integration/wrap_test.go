@@ -112,9 +112,13 @@ func TestWrapClaudeCodeEntry(t *testing.T) {
 	if entry.Command != realBin && entry.Command != mcpguardBin || !slices.Equal(entry.Args, wantArgs) {
 		t.Fatalf("wrapped entry: %q %q; want %q %q", entry.Command, entry.Args, mcpguardBin, wantArgs)
 	}
+	// A copy of the shipped policy, its roots set to the directory the
+	// server was given.
 	shipped, _ := os.ReadFile(filepath.Join(moduleRoot, "policies", "filesystem.yaml"))
-	if copied, err := os.ReadFile(policyPath); err != nil || !bytes.Equal(copied, shipped) {
-		t.Fatalf("the policy is not a copy of policies/filesystem.yaml: %v", err)
+	want := bytes.Replace(shipped, []byte(`roots: ["${HOME}/src"]`),
+		[]byte(`roots: [`+quoteJSON(root)+`] # the server's directories (mcpguard wrap)`), 1)
+	if copied, err := os.ReadFile(policyPath); err != nil || !bytes.Equal(copied, want) {
+		t.Fatalf("the policy is not policies/filesystem.yaml with the server's root (%v):\n%s", err, copied)
 	}
 
 	// Start the entry as Claude Code does: command and args as written,

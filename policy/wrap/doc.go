@@ -102,8 +102,12 @@
 // the server is still guarded, by the baseline, and the failure is
 // reported. @modelcontextprotocol/server-github is not matched to
 // github.yaml, which is written against github-mcp-server's tool names.
-// Shipped policies name the directories they guard (filesystem.yaml:
-// ${HOME}/src); review roots against the server's arguments.
+// A copied policy's path_scope roots (${HOME}/src in filesystem.yaml and
+// git.yaml) become the existing directories the server is given in its
+// arguments (its allowed directories, --repository), as init chooses
+// them: the copy then neither refuses the server's ordinary work nor
+// allows more. A server given no existing directory keeps the shipped
+// roots, and wrap says to review them.
 //
 // # Status
 //

@@ -5,7 +5,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+
+	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/policy/starter"
 )
 
 // shipped maps a shipped policy to the names its server goes by on a
@@ -122,6 +126,13 @@ func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
 			return placed{}, err
 		}
 		text, note = b, "copy of shipped "+file
+		if roots := starter.DirRoots(s.Argv); len(roots) > 0 {
+			if t, ok := setRoots(text, roots); ok {
+				text, note = t, note+", roots set to the server's directories"
+			}
+		} else if rootsLine.Match(text) {
+			note += "; review its roots: the server names no existing directory"
+		}
 	} else if p.Init != nil {
 		if p.DryRun {
 			return placed{path, "starter policy from init; not run: dry run"}, nil
@@ -155,6 +166,33 @@ func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
 		return placed{}, err
 	}
 	return placed{path, note}, nil
+}
+
+// rootsLine is the one path_scope roots line of a shipped policy.
+var rootsLine = regexp.MustCompile(`(?m)^(\s*roots: )\[[^\]\n]*\]$`)
+
+// setRoots points the path_scope roots of a shipped policy at the
+// server's own directories (what it was started with), so the copy
+// neither refuses the server's ordinary work nor allows more. Shipped
+// policies have at most one roots line (TestShippedRootsLines); text with
+// none or several is left alone. The result must load, or the copy keeps
+// the shipped roots.
+func setRoots(text []byte, roots []string) ([]byte, bool) {
+	if len(rootsLine.FindAllIndex(text, -1)) != 1 {
+		return text, false
+	}
+	quoted := make([]string, len(roots))
+	for i, r := range roots {
+		quoted[i] = string(quote(r))
+	}
+	out := rootsLine.ReplaceAllFunc(text, func(line []byte) []byte {
+		m := rootsLine.FindSubmatch(line)
+		return append(append([]byte(nil), m[1]...), "["+strings.Join(quoted, ", ")+"] # the server's directories (mcpguard wrap)"...)
+	})
+	if _, err := policy.Load("policy", out, os.LookupEnv); err != nil {
+		return text, false
+	}
+	return out, true
 }
 
 // policyFileName is CLIENT[-PROJECT]-SERVER.yaml, reduced to safe

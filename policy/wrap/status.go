@@ -88,13 +88,6 @@ func Status(o Options, so StatusOptions) (int, error) {
 	return status, nil
 }
 
-func scopeSuffix(c *Config) string {
-	if c.Scope == "user" {
-		return ""
-	}
-	return " (" + c.Scope + ")"
-}
-
 // LogName is the name a guarded server's events carry in the log: its
 // policy's server: when the policy loads and names one, else the base
 // name of its command (what mcpguard itself writes).

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -479,5 +480,34 @@ func TestStatus(t *testing.T) {
 	}
 	if len(lines) > 40 {
 		t.Errorf("%d lines: not one screen", len(lines))
+	}
+}
+
+func TestShippedRootsLines(t *testing.T) {
+	// Every shipped policy wrap copies has at most one roots key, on one
+	// line, for setRoots to point at the server's directories.
+	anyRoots := regexp.MustCompile(`(?m)^\s*roots:`)
+	for _, sp := range shipped {
+		b, err := os.ReadFile(filepath.Join("../../policies", sp.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(rootsLine.FindAllIndex(b, -1))
+		if all := len(anyRoots.FindAllIndex(b, -1)); n > 1 || all != n {
+			t.Errorf("%s: %d roots keys, %d on one line each; setRoots needs at most one, on one line", sp.file, all, n)
+		}
+	}
+	for _, name := range []string{"filesystem.yaml", "git.yaml"} {
+		b, _ := os.ReadFile(filepath.Join("../../policies", name))
+		dirs := []string{t.TempDir(), filepath.Join(t.TempDir(), `a "quoted" dir`)}
+		out, ok := setRoots(b, dirs)
+		if !ok {
+			t.Fatalf("%s: roots not set", name)
+		}
+		want := strings.Replace(string(b), `roots: ["${HOME}/src"]`,
+			`roots: [`+string(quote(dirs[0]))+`, `+string(quote(dirs[1]))+`] # the server's directories (mcpguard wrap)`, 1)
+		if string(out) != want {
+			t.Errorf("%s with roots set:\n%s", name, out)
+		}
 	}
 }
