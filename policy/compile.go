@@ -5,6 +5,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -40,6 +41,8 @@ type ingressV1 struct {
 	ShortPrefixes []string `json:"short_prefixes"`
 	Abbreviations *bool    `json:"abbreviations"`
 	ValueShorts   []string `json:"short_with_value"`
+	Max           string   `json:"max"`
+	AllowZero     bool     `json:"allow_zero"`
 	Pattern       string   `json:"pattern"`
 	Code          string   `json:"code"`
 	Roots         []string `json:"roots"`
@@ -248,7 +251,16 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 			rule.check, err = rules.NewDenyPattern(r.Pattern, r.Code, r.Remediation)
 		}
 	case "duration":
-		rule.check, rule.code = rules.NewDuration(), rules.CodeTimeout
+		rule.code = rules.CodeTimeout
+		var max time.Duration
+		if r.Max != "" {
+			if max, err = time.ParseDuration(r.Max); err == nil && max <= 0 {
+				err = fmt.Errorf("max %q: want a positive duration", r.Max)
+			}
+		}
+		if err == nil {
+			rule.check = rules.NewDuration(max, r.AllowZero)
+		}
 	case "path_scope":
 		rule.code = rules.CodePathScope
 		roots := make([]string, len(r.Roots))

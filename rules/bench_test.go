@@ -35,7 +35,7 @@ func BenchmarkChecks(b *testing.B) {
 		{"control_chars", NewControlChars(), arg},
 		{"pattern", pattern, arg},
 		{"deny_pattern", deny, arg},
-		{"duration", NewDuration(), "1h30m"},
+		{"duration", NewDuration(0, false), "1h30m"},
 		{"path_scope", paths, arg},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

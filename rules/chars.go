@@ -12,7 +12,11 @@ import (
 // that an NFKC normaliser on the way turns back into ASCII: the fullwidth
 // forms (U+FF40 ｀, U+FF04 ＄, U+FF1B ；, U+FF5C ｜, U+FF06 ＆, U+FF1C ＜,
 // U+FF1E ＞), the small form variants (U+FE54 ﹔, U+FE69 ﹩, U+FE60 ﹠,
-// U+FE64 ﹤, U+FE65 ﹥) and GREEK QUESTION MARK U+037E, which NFKC maps to ';'.
+// U+FE64 ﹤, U+FE65 ﹥), GREEK QUESTION MARK U+037E and PRESENTATION FORM FOR
+// VERTICAL SEMICOLON U+FE14, which NFKC maps to ';', and GREEK VARIA U+1FEF,
+// which NFKC maps to '`': every character whose NFKC form holds a
+// metacharacter (TestShellMetacharsCoversNFKC holds the list to
+// golang.org/x/text's tables).
 // A value that is not valid UTF-8 is rejected (an overlong encoding such as
 // C0 BB is ';' to a lenient decoder).
 //

@@ -1,10 +1,19 @@
 package rules
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
 
 type charCase struct{ name, value string }
 
 var shellRejects = []charCase{
+	{"vertical semicolon U+FE14", "a\uFE14id"},
+	{"greek varia U+1FEF folds to backtick", "\u1FEFid\u1FEF"},
+	{"small ampersand", "a\uFE60b"},
 	{"command substitution", "$(curl evil)"},
 	{"variable", "$HOME"},
 	{"braced variable", "${IFS}"},
@@ -81,6 +90,14 @@ func TestShellMetachars(t *testing.T) {
 }
 
 var controlRejects = []charCase{
+	{"braille pattern blank", "a\u2800b"},
+	{"braille blank alone", "\u2800"},
+	{"hangul choseong filler", "\u115F"},
+	{"hangul jungseong filler", "x\u1160"},
+	{"hangul filler", "\u3164name"},
+	{"halfwidth hangul filler", "a\uFFA0"},
+	{"musical null notehead", "a\U0001D159"},
+	{"khitan filler", "a\U00016FE4"},
 	{"NUL", "a\x00b"},
 	{"tab", "a\tb"},
 	{"LF", "a\nb"},
@@ -179,6 +196,23 @@ func TestControlCharsEveryC0C1(t *testing.T) {
 		}
 		if c.Check("x"+string(r)+"y") == nil {
 			t.Errorf("U+%04X passed", r)
+		}
+	}
+}
+
+// TestShellMetacharsCoversNFKC: every character whose NFKC form holds a
+// shell metacharacter or a line break is refused on its own, so a server
+// that normalises NFKC before its shell sees it can never read one that
+// passed.
+func TestShellMetacharsCoversNFKC(t *testing.T) {
+	c := NewShellMetachars()
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue
+		}
+		s := string(r)
+		if n := norm.NFKC.String(s); strings.ContainsAny(n, "`$;|&<>\n\r\x00\u0085\u2028\u2029") && c.Check(s) == nil {
+			t.Errorf("U+%04X passes, but its NFKC form %q holds a metacharacter", r, n)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"golang.org/x/text/unicode/norm"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,7 +169,8 @@ func forbiddenControl(r rune) bool {
 	return r < 0x20 || r >= 0x7F && r <= 0x9F ||
 		unicode.Is(unicode.Cf, r) ||
 		r >= 0xE0000 && r <= 0xE007F ||
-		r == 0x2028 || r == 0x2029 || r == 0x034F || r == 0x3164 || r == 0xFFA0
+		r == 0x2028 || r == 0x2029 || r == 0x034F || r == 0x3164 || r == 0xFFA0 ||
+		r == 0x115F || r == 0x1160 || r == 0x2800 || r == 0x1D159 || r == 0x16FE4
 }
 
 func FuzzControlChars(f *testing.F) {
@@ -210,6 +212,11 @@ func FuzzShellMetachars(f *testing.F) {
 		}
 		if !utf8.ValidString(v) || strings.ContainsAny(v, forbidden) {
 			t.Fatalf("%q accepted", v)
+		}
+		for _, form := range []norm.Form{norm.NFKC, norm.NFKD, norm.NFC} {
+			if n := form.String(v); strings.ContainsAny(n, forbidden) {
+				t.Fatalf("%q accepted, but its normal form %q holds a metacharacter", v, n)
+			}
 		}
 	})
 }

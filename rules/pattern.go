@@ -104,22 +104,38 @@ func quotePattern(expr string) string {
 	return " " + expr
 }
 
-// Duration rejects values that are not a non-negative Go duration
-// (time.ParseDuration: "90s", "1h30m", "250ms"). It stops option injection
-// through a timeout field (a "timeout" of "--rootdir=/tmp" or "5; id") and
-// negative or absurd timeouts that disable a server's own limits. Values
-// longer than 64 bytes are rejected before parsing, and so is a leading
-// '-' (even "-0s").
-type Duration struct{}
+// Duration rejects values that are not a positive Go duration
+// (time.ParseDuration: "90s", "1h30m", "250ms") no longer than a maximum.
+// It stops option injection through a timeout field (a "timeout" of
+// "--rootdir=/tmp" or "5; id") and timeouts that disable a server's own
+// limits: negative ones, zero (which many servers read as "no timeout"),
+// and absurd ones (2562047h is a valid duration and no timeout at all).
+// Values longer than 64 bytes are rejected before parsing, and so is a
+// leading '-' (even "-0s").
+type Duration struct {
+	max       time.Duration
+	allowZero bool
+}
 
-// NewDuration returns the duration check.
-func NewDuration() *Duration { return &Duration{} }
+// DefaultMaxDuration is the longest duration a Duration check accepts when
+// the policy names no maximum.
+const DefaultMaxDuration = 24 * time.Hour
+
+// NewDuration returns the duration check. A max of 0 means
+// DefaultMaxDuration; allowZero lets a zero duration ("0", "0s") pass.
+func NewDuration(max time.Duration, allowZero bool) *Duration {
+	if max <= 0 {
+		max = DefaultMaxDuration
+	}
+	return &Duration{max: max, allowZero: allowZero}
+}
 
 const maxDurationLen = 64
 
-// Check rejects value unless it is a non-negative Go duration.
-func (*Duration) Check(value string) *Finding {
-	const remediation = "Pass a non-negative Go duration such as 90s, 5m or 1h30m."
+// Check rejects value unless it is a Go duration above zero (or zero, if
+// allowed) and at most the maximum.
+func (c *Duration) Check(value string) *Finding {
+	remediation := "Pass a positive Go duration such as 90s, 5m or 1h30m, at most " + formatDuration(c.max) + "."
 	if len(value) > maxDurationLen {
 		return reject(CodeTimeout, "value is too long for a duration", remediation)
 	}
@@ -127,11 +143,28 @@ func (*Duration) Check(value string) *Finding {
 		return reject(CodeTimeout, "negative durations are not allowed", remediation)
 	}
 	d, err := time.ParseDuration(value)
-	if err != nil {
+	switch {
+	case err != nil:
 		return reject(CodeTimeout, "value is not a Go duration", remediation)
-	}
-	if d < 0 {
+	case d < 0:
 		return reject(CodeTimeout, "negative durations are not allowed", remediation)
+	case d == 0 && !c.allowZero:
+		return reject(CodeTimeout, "a zero duration is not allowed: many servers read it as no timeout", remediation)
+	case d > c.max:
+		return reject(CodeTimeout, "duration is longer than the policy's maximum of "+formatDuration(c.max), remediation)
 	}
 	return nil
+}
+
+// formatDuration writes d without the zero units time.Duration.String
+// adds ("24h", not "24h0m0s").
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package rules
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPattern(t *testing.T) {
@@ -110,7 +111,7 @@ func TestPatternDefaultsAndErrors(t *testing.T) {
 }
 
 func TestDuration(t *testing.T) {
-	d := NewDuration()
+	d := NewDuration(0, false)
 	for _, tc := range []charCase{
 		{"words", "10 minutes"},
 		{"bare number", "30"},
@@ -128,6 +129,12 @@ func TestDuration(t *testing.T) {
 		{"invalid utf8", "5\xffs"},
 		{"NUL", "5s\x00"},
 		{"upper case unit", "5S"},
+		{"zero", "0"},
+		{"zero seconds", "0s"},
+		{"zero with fraction", "0.0h"},
+		{"largest duration", "2562047h"},
+		{"just over the default max", "24h0m0.000000001s"},
+		{"over the default max in minutes", "1441m"},
 	} {
 		t.Run("rejects/"+tc.name, func(t *testing.T) {
 			f := d.Check(tc.value)
@@ -140,9 +147,30 @@ func TestDuration(t *testing.T) {
 			assertNoEcho(t, f, tc.value)
 		})
 	}
-	for _, v := range []string{"90s", "5m", "1h30m", "250ms", "0", "0s", "1.5h", "+5s", "10us", "10µs", "1h2m3s4ms5us6ns"} {
+	for _, v := range []string{"90s", "5m", "1h30m", "250ms", "1.5h", "+5s", "10us", "10µs", "1h2m3s4ms5us6ns", "24h", "1ns"} {
 		if f := d.Check(v); f != nil {
 			t.Errorf("Check(%q) = %+v", v, f)
+		}
+	}
+}
+
+// TestDurationMaxAndZero: max bounds the duration exactly, allow_zero
+// lets "0" through and nothing negative.
+func TestDurationMaxAndZero(t *testing.T) {
+	d := NewDuration(30*time.Minute, true)
+	for _, v := range []string{"0", "0s", "30m", "1799s", "29m59.999s"} {
+		if f := d.Check(v); f != nil {
+			t.Errorf("Check(%q) = %+v", v, f)
+		}
+	}
+	for _, v := range []string{"30m1ns", "31m", "1h", "2562047h", "-0s", "-1s"} {
+		f := d.Check(v)
+		if f == nil {
+			t.Errorf("Check(%q) passed", v)
+			continue
+		}
+		if !strings.Contains(f.Remediation, "30m") {
+			t.Errorf("remediation %q does not name the maximum", f.Remediation)
 		}
 	}
 }

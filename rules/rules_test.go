@@ -26,7 +26,7 @@ func TestConcurrentUse(t *testing.T) {
 		{check: NewControlChars(), bad: "\x1b", good: "x", code: CodeControlChars},
 		{check: pattern, bad: "y", good: "x", code: CodePattern},
 		{check: deny, bad: "y", good: "x", code: CodePattern},
-		{check: NewDuration(), bad: "-1s", good: "1s", code: CodeTimeout},
+		{check: NewDuration(0, false), bad: "-1s", good: "1s", code: CodeTimeout},
 		{check: paths, bad: "../outside", good: "sub", code: CodePathScope},
 	}
 	var wg sync.WaitGroup

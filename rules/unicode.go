@@ -8,9 +8,12 @@ import "unicode"
 
 // isInvisible reports whether r renders as nothing: format characters (Cf:
 // soft hyphen, zero-width space and joiners, bidi controls, BOM, tag
-// characters), and the invisible letters and marks that are not Cf (combining
-// grapheme joiner, Hangul fillers, Khmer inherent vowels, variation
-// selectors, Mongolian free variation selectors).
+// characters), and the invisible or blank-looking letters, marks and
+// symbols that are not Cf (combining grapheme joiner, Hangul fillers, Khmer
+// inherent vowels, variation selectors, Mongolian free variation selectors,
+// BRAILLE PATTERN BLANK U+2800, MUSICAL SYMBOL NULL NOTEHEAD U+1D159, KHITAN
+// SMALL SCRIPT FILLER U+16FE4). Spaces (Zs) are not in it: they look like
+// what they are.
 func isInvisible(r rune) bool {
 	switch {
 	case r < 0xAD:
@@ -21,7 +24,10 @@ func isInvisible(r rune) bool {
 		r >= 0x180B && r <= 0x180F,                         // Mongolian free variation selectors, vowel separator
 		r == 0x034F,                                        // combining grapheme joiner
 		r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, // Hangul fillers
-		r == 0x17B4, r == 0x17B5: // Khmer inherent vowels
+		r == 0x17B4, r == 0x17B5, // Khmer inherent vowels
+		r == 0x2800,  // braille pattern blank
+		r == 0x1D159, // musical symbol null notehead
+		r == 0x16FE4: // Khitan small script filler
 		return true
 	}
 	return unicode.Is(unicode.Cf, r)
@@ -57,8 +63,10 @@ func compatASCII(r rune) rune {
 		return ','
 	case 0xFE52, 0x2024: // small full stop, one dot leader
 		return '.'
-	case 0xFE54, 0x037E: // small semicolon, Greek question mark
+	case 0xFE54, 0x037E, 0xFE14: // small semicolon, Greek question mark, vertical semicolon
 		return ';'
+	case 0x1FEF: // Greek varia
+		return '`'
 	case 0xFE55:
 		return ':'
 	case 0xFE56:
