@@ -17,6 +17,7 @@ const (
 	CodePattern       = "INPUT_REJECTED_PATTERN"
 	CodeTimeout       = "INPUT_REJECTED_INVALID_TIMEOUT"
 	CodePathScope     = "INPUT_REJECTED_PATH_SCOPE"
+	CodeSecret        = "INPUT_REJECTED_SECRET"
 )
 
 // Finding says why a value was rejected. It never contains the checked value

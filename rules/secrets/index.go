@@ -1,0 +1,142 @@
+package secrets
+
+import "strings"
+
+// lowerByte maps ASCII letters to lower case and every other byte to itself.
+var lowerByte = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if i >= 'A' && i <= 'Z' {
+			t[i] = byte(i) + 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+// needle is one string the index looks for: a rule's keyword (owner is
+// the rule) or a known secret in one of its encodings (owner is -1-k for
+// known secret k). fold: match ASCII case-insensitively (keywords, hex).
+type needle struct {
+	text  string // lower-cased when fold
+	fold  bool
+	owner int
+}
+
+// index finds every needle in a text in one pass: a bit per lower-cased
+// byte pair says whether some needle starts with that pair, and only there
+// are the needles compared.
+type index struct {
+	// pairs has a bit for every byte pair, as written (every case of a
+	// folded needle's letters), that starts a needle.
+	pairs [1 << 16 / 64]uint64
+	// tri has a bit for a hash of the lower-cased first three bytes of
+	// every needle of three bytes or more; short marks pairs that are
+	// whole needles.
+	tri   [1 << 16 / 64]uint64
+	short [1 << 16 / 64]uint64
+	// slot maps a lower-cased pair to 1 + its position in lists.
+	slot    *[1 << 16]uint16
+	lists   [][]int32
+	needles []needle
+}
+
+func pairOf(a, b byte) uint16 { return uint16(lowerByte[a])<<8 | uint16(lowerByte[b]) }
+
+func caseVariants(c byte, fold bool) []byte {
+	if fold && c >= 'a' && c <= 'z' {
+		return []byte{c, c - 'a' + 'A'}
+	}
+	return []byte{c}
+}
+
+func newIndex(needles []needle) *index {
+	ix := &index{slot: new([1 << 16]uint16), needles: needles}
+	for i, n := range needles {
+		if len(n.text) < 2 {
+			panic("secrets: needle shorter than two bytes")
+		}
+		for _, a := range caseVariants(n.text[0], n.fold) {
+			for _, b := range caseVariants(n.text[1], n.fold) {
+				p := uint16(a)<<8 | uint16(b)
+				ix.pairs[p>>6] |= 1 << (p & 63)
+			}
+		}
+		p := pairOf(n.text[0], n.text[1])
+		if len(n.text) == 2 {
+			ix.short[p>>6] |= 1 << (p & 63)
+		} else {
+			h := triHash(n.text[0], n.text[1], n.text[2])
+			ix.tri[h>>6] |= 1 << (h & 63)
+		}
+		k := int(ix.slot[p])
+		if k == 0 {
+			ix.lists = append(ix.lists, nil)
+			k = len(ix.lists)
+			ix.slot[p] = uint16(k)
+		}
+		ix.lists[k-1] = append(ix.lists[k-1], int32(i))
+	}
+	return ix
+}
+
+// scan calls hit for every needle occurrence in s, in order of position.
+// hit returns false to stop the scan.
+func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
+	if len(s) < 2 {
+		return
+	}
+	pairs := &ix.pairs
+	for i := 1; i < len(s); i++ {
+		p := uint16(s[i-1])<<8 | uint16(s[i])
+		if pairs[p>>6]&(1<<(p&63)) == 0 {
+			continue
+		}
+		at := i - 1
+		lp := pairOf(s[at], s[i])
+		if ix.short[lp>>6]&(1<<(lp&63)) == 0 {
+			if i+1 >= len(s) {
+				continue
+			}
+			h := triHash(s[at], s[i], s[i+1])
+			if ix.tri[h>>6]&(1<<(h&63)) == 0 {
+				continue
+			}
+		}
+		for _, k := range ix.lists[ix.slot[lp]-1] {
+			n := &ix.needles[k]
+			if len(s)-at < len(n.text) {
+				continue
+			}
+			cand := s[at : at+len(n.text)]
+			if n.fold {
+				if !equalFoldLower(cand, n.text) {
+					continue
+				}
+			} else if cand != n.text {
+				continue
+			}
+			if !hit(n, at) {
+				return
+			}
+		}
+	}
+}
+
+// triHash hashes three bytes, lower-cased, into 16 bits.
+func triHash(a, b, c byte) uint16 {
+	x := uint32(lowerByte[a])<<16 | uint32(lowerByte[b])<<8 | uint32(lowerByte[c])
+	return uint16((x * 2654435761) >> 16)
+}
+
+// equalFoldLower reports whether s equals lower (already lower case) under
+// ASCII case folding.
+func equalFoldLower(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		if lowerByte[s[i]] != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+var _ = strings.ToLower

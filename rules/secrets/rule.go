@@ -1,0 +1,366 @@
+package secrets
+
+import (
+	"math"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// ruleSpec is one credential rule as gitleaks writes it: a regular
+// expression, the capture group that holds the secret (0: the first
+// non-empty group, else the whole match), the Shannon entropy the secret
+// must exceed (0: none), the lower-case keywords one of which must occur
+// in the text for the rule to run, and allowlists that excuse a finding.
+type ruleSpec struct {
+	id          string
+	regex       string
+	secretGroup int
+	entropy     float64
+	keywords    []string
+	allow       []allowSpec
+}
+
+// allowSpec excuses a finding whose target (the secret, the whole match,
+// or the line) matches one of its regexes, or whose secret contains a stop
+// word. and: both kinds must hold. never: an allowlist gitleaks applies to
+// paths or commits only, which cannot hold for a string.
+type allowSpec struct {
+	target    string
+	and       bool
+	never     bool
+	regexes   []string
+	stopwords []string
+}
+
+// rule is a ruleSpec made ready to run. Its regular expressions compile on
+// first use: most rules never run, because their keywords never occur.
+type rule struct {
+	spec     *ruleSpec
+	index    int
+	keywords []string
+	// minRun is the length of the run of token bytes (tokenByte) that
+	// every match contains; a text with no such run near a keyword cannot
+	// match, whatever the regex.
+	minRun int
+
+	// anchored: every match starts with one of the keywords, so a hit is
+	// judged by one match anchored there. leadingWB: the regex starts with
+	// \b, checked by hand before the anchored match.
+	anchors   bool
+	leadingWB bool
+	multiline bool // the regex matches across lines: [\s\S] or (?s)
+
+	once     sync.Once
+	re       *regexp.Regexp
+	anchored *regexp.Regexp
+	allow    []allow
+}
+
+// findAnchors sets r.anchors when every match of the rule starts with one
+// of its keywords.
+func (r *rule) findAnchors() {
+	lits, wb := leadingLiterals(r.spec.regex)
+	if len(lits) == 0 {
+		return
+	}
+	for _, lit := range lits {
+		ok := false
+		for _, kw := range r.keywords {
+			if strings.HasPrefix(lit, kw) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return
+		}
+	}
+	r.anchors, r.leadingWB = true, wb
+	r.multiline = strings.Contains(r.spec.regex, `\s\S`) || strings.Contains(r.spec.regex, `(?s`)
+}
+
+// wordBoundaryAt reports whether \b holds at s[at].
+func wordBoundaryAt(s string, at int) bool {
+	isWord := func(c byte) bool {
+		return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	before := at > 0 && isWord(s[at-1])
+	after := at < len(s) && isWord(s[at])
+	return before != after
+}
+
+// leadingLiterals returns the literals (lower case) one of which every
+// match of expr starts with, and whether a \b comes before them; nil when
+// it cannot tell.
+func leadingLiterals(expr string) (lits []string, wb bool) {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, false
+	}
+	var walk func(re *syntax.Regexp) []string
+	walk = func(re *syntax.Regexp) []string {
+		for {
+			switch re.Op {
+			case syntax.OpCapture:
+				re = re.Sub[0]
+				continue
+			case syntax.OpConcat:
+				i := 0
+				for i < len(re.Sub) && re.Sub[i].Op == syntax.OpWordBoundary {
+					wb = true
+					i++
+				}
+				if i == len(re.Sub) {
+					return nil
+				}
+				re = re.Sub[i]
+				continue
+			case syntax.OpLiteral:
+				return []string{strings.ToLower(string(re.Rune))}
+			case syntax.OpAlternate:
+				var out []string
+				for _, sub := range re.Sub {
+					l := walk(sub)
+					if l == nil {
+						return nil
+					}
+					out = append(out, l...)
+				}
+				return out
+			}
+			return nil
+		}
+	}
+	return walk(re), wb
+}
+
+type allow struct {
+	target    string
+	and       bool
+	never     bool
+	re        *regexp.Regexp
+	stopwords []string
+}
+
+func (r *rule) compiled() *regexp.Regexp {
+	r.once.Do(func() {
+		r.re = regexp.MustCompile(r.spec.regex)
+		if r.anchors {
+			r.anchored = regexp.MustCompile(`^(?:` + r.spec.regex + `)`)
+		}
+		for _, a := range r.spec.allow {
+			r.allow = append(r.allow, compileAllow(a))
+		}
+	})
+	return r.re
+}
+
+func compileAllow(a allowSpec) allow {
+	out := allow{target: a.target, and: a.and, never: a.never, stopwords: a.stopwords}
+	if len(a.regexes) > 0 {
+		out.re = regexp.MustCompile("(?:" + strings.Join(a.regexes, ")|(?:") + ")")
+	}
+	return out
+}
+
+var globalAllow = sync.OnceValue(func() allow { return compileAllow(gitleaksGlobalAllow) })
+
+// excused reports whether an allowlist excuses a finding.
+func (a *allow) excused(secret, match, line string) bool {
+	if a.never {
+		return false
+	}
+	target := secret
+	switch a.target {
+	case "match":
+		target = match
+	case "line":
+		target = line
+	}
+	re := a.re != nil && target != "" && a.re.MatchString(target)
+	sw := false
+	if len(a.stopwords) > 0 && secret != "" {
+		lower := strings.ToLower(secret)
+		for _, w := range a.stopwords {
+			if strings.Contains(lower, w) {
+				sw = true
+				break
+			}
+		}
+	}
+	if a.and {
+		return (a.re == nil || re) && (len(a.stopwords) == 0 || sw)
+	}
+	return re || sw
+}
+
+// entropy is the Shannon entropy of s in bits per byte, as gitleaks
+// computes it.
+func entropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	var h float64
+	n := float64(len(s))
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// tokenByte marks the bytes a credential is written with: letters,
+// digits, and + / = _ . ~ - \ (the backslash so that a JSON escape inside
+// a token never shortens its run).
+var tokenByte = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+		t[c-'a'+'A'] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range `+/=_.~-\` {
+		t[c] = true
+	}
+	return t
+}()
+
+// runInfo describes the token-byte runs every match of a regex contains:
+// all: every byte of every match is a token byte (then minLen bounds the
+// match's length); pre, suf: guaranteed runs at the start and the end;
+// best: a guaranteed run anywhere.
+type runInfo struct {
+	all            bool
+	minLen         int
+	pre, suf, best int
+}
+
+// minTokenRun returns the longest run of token bytes that every match of
+// expr is sure to contain (0 when it cannot tell).
+func minTokenRun(expr string) int {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	return runsOf(re.Simplify()).best
+}
+
+func runsOf(re *syntax.Regexp) runInfo {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return runInfo{all: true}
+	case syntax.OpLiteral:
+		var ri runInfo
+		ri.all = true
+		cur := 0
+		for _, r := range re.Rune {
+			if r < utf8.RuneSelf && tokenByte[r] {
+				cur++
+				if ri.all {
+					ri.pre = cur
+				}
+			} else {
+				ri.all = false
+				cur = 0
+			}
+			ri.best = max(ri.best, cur)
+			ri.minLen++
+		}
+		ri.suf = cur
+		return ri
+	case syntax.OpCharClass:
+		if classIsToken(re) {
+			return runInfo{all: true, minLen: 1, pre: 1, suf: 1, best: 1}
+		}
+		return runInfo{}
+	case syntax.OpCapture:
+		return runsOf(re.Sub[0])
+	case syntax.OpStar, syntax.OpQuest:
+		sub := runsOf(re.Sub[0])
+		return runInfo{all: sub.all}
+	case syntax.OpPlus:
+		return repeatRuns(runsOf(re.Sub[0]), 1, -1)
+	case syntax.OpRepeat:
+		return repeatRuns(runsOf(re.Sub[0]), re.Min, re.Max)
+	case syntax.OpConcat:
+		acc := runInfo{all: true}
+		for _, s := range re.Sub {
+			acc = concatRuns(acc, runsOf(s))
+		}
+		return acc
+	case syntax.OpAlternate:
+		var acc runInfo
+		for i, s := range re.Sub {
+			ri := runsOf(s)
+			if i == 0 {
+				acc = ri
+				continue
+			}
+			acc = runInfo{all: acc.all && ri.all, minLen: min(acc.minLen, ri.minLen),
+				pre: min(acc.pre, ri.pre), suf: min(acc.suf, ri.suf), best: min(acc.best, ri.best)}
+		}
+		return acc
+	}
+	return runInfo{} // any character, and anything unknown: no guarantee
+}
+
+func concatRuns(a, b runInfo) runInfo {
+	out := runInfo{all: a.all && b.all, minLen: a.minLen + b.minLen}
+	out.pre = a.pre
+	if a.all {
+		out.pre = a.minLen + b.pre
+	}
+	out.suf = b.suf
+	if b.all {
+		out.suf = b.minLen + a.suf
+	}
+	out.best = max(a.best, b.best, a.suf+b.pre, out.pre, out.suf)
+	return out
+}
+
+func repeatRuns(sub runInfo, lo, hi int) runInfo {
+	if lo <= 0 {
+		return runInfo{all: sub.all}
+	}
+	acc := sub
+	for i := 1; i < min(lo, 3); i++ {
+		acc = concatRuns(acc, sub)
+	}
+	if sub.all {
+		acc.minLen = lo * sub.minLen
+		acc.pre, acc.suf, acc.best = acc.minLen, acc.minLen, acc.minLen
+	}
+	if hi != lo && !sub.all {
+		acc.suf = 0
+	}
+	return acc
+}
+
+func classIsToken(re *syntax.Regexp) bool {
+	for i := 0; i+1 < len(re.Rune); i += 2 {
+		lo, hi := re.Rune[i], re.Rune[i+1]
+		if lo == hi && (lo == 0x17F || lo == 0x212A) {
+			continue // ſ and the Kelvin sign, added by (?i) to s and k
+		}
+		if hi >= utf8.RuneSelf {
+			return false
+		}
+		for c := lo; c <= hi; c++ {
+			if !tokenByte[c] {
+				return false
+			}
+		}
+	}
+	return len(re.Rune) > 0
+}

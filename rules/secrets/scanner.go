@@ -1,0 +1,708 @@
+// Package secrets finds credentials in text: gitleaks' default rules
+// (generated into gitleaks_rules.go by internal/gitleaksgen; MIT License,
+// see LICENSE.gitleaks) and the known secrets of the environment the MCP
+// server runs with, also base64-, hex-, percent- or JSON-encoded.
+//
+// It stops the exfiltration of credentials through tool calls (an
+// injected agent putting a token into an issue body or a URL's query) and
+// their exposure in what a server sends back (a tool that prints its
+// environment, a file read that holds a key). A Finding names the rule
+// that matched and where, never the value.
+//
+// Every rule runs only where one of its keywords occurs and a run of
+// token bytes long enough for its shortest match is near: clean text costs
+// one pass of a byte-pair table.
+package secrets
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/mcpguard/mcpguard/rules"
+)
+
+// KnownRule is the rule id of a finding of a known secret.
+const KnownRule = "known-secret"
+
+// Finding is one credential in a text: the bytes [Start, End) of the text
+// searched, the rule that found it, and for a known secret its Source.
+type Finding struct {
+	Start, End int
+	Rule       string
+	Source     string
+}
+
+// Options configures a Scanner.
+type Options struct {
+	// Known are the known secrets.
+	Known []Known
+	// Allow are rule ids not applied (gitleaks ids, or "known-secret").
+	Allow []string
+}
+
+// Scanner finds credentials. It is immutable and safe for concurrent use.
+type Scanner struct {
+	rules   []*rule // enabled rules, by their index in allRules
+	enabled []bool
+	known   []Known
+	idx     *index
+	// slashNeedle: some needle contains '/', so a JSON "\/" escape may
+	// hide one in a raw message.
+	slashNeedle bool
+}
+
+// defaultOff are gitleaks rules a Scanner does not apply: generic-api-key
+// matches any assignment of a random-looking value to a name with "key",
+// "token" or "auth" in it, which ordinary code and configuration are full
+// of (a false refusal is a defect too).
+var defaultOff = map[string]bool{"generic-api-key": true}
+
+// keywordOverride replaces keywords that would make a rule run on most
+// text: every JWT has ".ey" where its header ends and its payload starts,
+// while "ey" is in "they" and "key".
+var keywordOverride = map[string][]string{"jwt": {".ey"}}
+
+var allRules = sync.OnceValue(func() []*rule {
+	out := make([]*rule, len(gitleaksRules))
+	for i := range gitleaksRules {
+		spec := &gitleaksRules[i]
+		kws := spec.keywords
+		if o, ok := keywordOverride[spec.id]; ok {
+			kws = o
+		}
+		out[i] = &rule{spec: spec, index: i, keywords: kws, minRun: minTokenRun(spec.regex)}
+		out[i].findAnchors()
+	}
+	return out
+})
+
+// RuleIDs lists the ids of the rules a Scanner applies by default.
+func RuleIDs() []string {
+	var out []string
+	for _, r := range allRules() {
+		if !defaultOff[r.spec.id] {
+			out = append(out, r.spec.id)
+		}
+	}
+	return out
+}
+
+// IsRule reports whether id names a rule (or is KnownRule).
+func IsRule(id string) bool {
+	if id == KnownRule {
+		return true
+	}
+	for _, r := range allRules() {
+		if r.spec.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// New makes a Scanner. An unknown rule id in o.Allow is an error.
+func New(o Options) (*Scanner, error) {
+	off := map[string]bool{}
+	for _, id := range o.Allow {
+		if !IsRule(id) {
+			return nil, fmt.Errorf("unknown secrets rule %q", id)
+		}
+		off[id] = true
+	}
+	all := allRules()
+	sc := &Scanner{rules: all, enabled: make([]bool, len(all))}
+	var needles []needle
+	for i, r := range all {
+		if defaultOff[r.spec.id] || off[r.spec.id] {
+			continue
+		}
+		sc.enabled[i] = true
+		for _, kw := range r.keywords {
+			needles = append(needles, needle{text: kw, fold: true, owner: i})
+		}
+	}
+	if !off[KnownRule] {
+		for k, known := range o.Known {
+			if len(known.Value) < MinKnownLen {
+				continue
+			}
+			sc.known = append(sc.known, known)
+			for _, n := range encodings(known.Value) {
+				n.owner = -1 - (len(sc.known) - 1)
+				needles = append(needles, n)
+			}
+			_ = k
+		}
+	}
+	for _, n := range needles {
+		if strings.IndexByte(n.text, '/') >= 0 {
+			sc.slashNeedle = true
+		}
+	}
+	sc.idx = newIndex(needles)
+	return sc, nil
+}
+
+// HasKnown reports whether the scanner knows any secret.
+func (sc *Scanner) HasKnown() bool { return len(sc.known) > 0 }
+
+const (
+	gateBefore   = 64  // a keyword's rule must have its token run this close
+	windowBefore = 256 // a rule's regex runs from this far before its keyword
+	windowAfter  = 512 // to this far after (a match that reaches a side widens it)
+	// anchorSpan bounds the text an anchored rule reads; a match that
+	// reaches the cut reads further. A rule that spans lines (a PEM key)
+	// reads anchorSpanMultiline.
+	anchorSpan          = 4096
+	anchorSpanMultiline = 64 << 10
+)
+
+// Find returns the credentials in s, in order, without overlaps. Text
+// that percent-decodes to something else is searched decoded too, and its
+// findings are mapped back onto s.
+func (sc *Scanner) Find(s string) []Finding {
+	fs := sc.find(s)
+	if hasPercentEscape(s) {
+		for _, plus := range []bool{false, true} {
+			if plus && strings.IndexByte(s, '+') < 0 {
+				break
+			}
+			dec, offs := percentDecode(s, plus)
+			for _, f := range sc.find(dec) {
+				f.Start, f.End = offs[f.Start], offs[f.End]
+				fs = append(fs, f)
+			}
+		}
+	}
+	return merge(fs)
+}
+
+type ruleHit struct{ rule, at, n int }
+
+func (sc *Scanner) find(s string) []Finding {
+	var fs []Finding
+	var hits []ruleHit
+	sc.idx.scan(s, func(n *needle, at int) bool {
+		if n.owner < 0 {
+			k := sc.known[-1-n.owner]
+			fs = append(fs, Finding{Start: at, End: at + len(n.text), Rule: KnownRule, Source: k.Source})
+			return true
+		}
+		hits = append(hits, ruleHit{n.owner, at, len(n.text)})
+		return true
+	})
+	if len(hits) == 0 {
+		return fs
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].rule < hits[j].rule })
+	doneRule, doneTo := -1, -1
+	for _, h := range hits {
+		if h.rule == doneRule && h.at < doneTo {
+			continue
+		}
+		r := sc.rules[h.rule]
+		if !gate(s, h.at-gateBefore, h.at+h.n+gateBefore, r.minRun) {
+			continue
+		}
+		if r.anchors {
+			found, _ := sc.matchesAt(r, s, h.at)
+			fs = append(fs, found...)
+			continue
+		}
+		found, hi := sc.matchesNear(r, s, h.at, h.n)
+		fs = append(fs, found...)
+		doneRule, doneTo = h.rule, hi
+	}
+	return fs
+}
+
+// matchesNear runs rule r on a window of s around a keyword at [at,
+// at+n), widened until no match reaches a side of it that is not a side
+// of s. It returns the findings and where the window ended.
+func (sc *Scanner) matchesNear(r *rule, s string, at, n int) ([]Finding, int) {
+	before, after := windowBefore, windowAfter
+	for {
+		lo, hi := max(0, at-before), min(len(s), at+n+after)
+		found, edge := sc.matches(r, s, lo, hi)
+		if !edge || (lo == 0 && hi == len(s)) {
+			return found, hi
+		}
+		before, after = 4*before, 4*after
+	}
+}
+
+// matchesAt runs a rule whose every match starts with its keyword on s
+// from at, anchored there.
+func (sc *Scanner) matchesAt(r *rule, s string, at int) ([]Finding, bool) {
+	r.compiled()
+	if r.leadingWB && !wordBoundaryAt(s, at) {
+		return nil, false
+	}
+	span := anchorSpan
+	if r.multiline {
+		span = anchorSpanMultiline
+	}
+	for {
+		w := s[at:min(len(s), at+span)]
+		m := r.anchored.FindStringSubmatchIndex(w)
+		if m == nil {
+			return nil, false
+		}
+		if m[1] == len(w) && at+span < len(s) {
+			span *= 8 // the match may go on past the cut: look further
+			continue
+		}
+		return sc.verify(r, w, at, m, nil), false
+	}
+}
+
+// matches runs rule r on s[lo:hi] and returns its findings (offsets in
+// s); edge says a match touched a side of the window that is not a side
+// of s.
+func (sc *Scanner) matches(r *rule, s string, lo, hi int) ([]Finding, bool) {
+	return sc.matchesWindow(r, s[lo:hi], lo, lo > 0, hi < len(s))
+}
+
+// matchesWindow runs rule r on w, which starts at offset base of the text;
+// openLo, openHi: that side of w is not a side of the text, and edge says
+// a match touched such a side.
+func (sc *Scanner) matchesWindow(r *rule, w string, base int, openLo, openHi bool) (out []Finding, edge bool) {
+	re := r.compiled()
+	for _, m := range re.FindAllStringSubmatchIndex(w, -1) {
+		if (m[0] == 0 && openLo) || (m[1] == len(w) && openHi) {
+			edge = true
+		}
+		out = sc.verify(r, w, base, m, out)
+	}
+	return out, edge
+}
+
+// verify applies a rule's secret group, entropy and allowlists to match m
+// of w (which starts at offset lo of the text) and appends the finding.
+func (sc *Scanner) verify(r *rule, w string, lo int, m []int, out []Finding) []Finding {
+	start, end := m[0], m[1]
+	match := strings.Trim(w[start:end], "\n")
+	ss, se := start, end
+	if len(m) > 2 {
+		if g := r.spec.secretGroup; g > 0 && 2*g+1 < len(m) && m[2*g] >= 0 {
+			ss, se = m[2*g], m[2*g+1]
+		} else if g == 0 {
+			for k := 2; k+1 < len(m); k += 2 {
+				if m[k] >= 0 && m[k+1] > m[k] {
+					ss, se = m[k], m[k+1]
+					break
+				}
+			}
+		}
+	}
+	secret := w[ss:se]
+	if r.spec.entropy != 0 && entropy(secret) <= r.spec.entropy {
+		return out
+	}
+	line := lineAround(w, start, end)
+	if g := globalAllow(); g.excused(secret, match, line) {
+		return out
+	}
+	excused := false
+	for i := range r.allow {
+		if r.allow[i].excused(secret, match, line) {
+			excused = true
+			break
+		}
+	}
+	if excused || publicFixture(r.spec.id, secret) {
+		return out
+	}
+	return append(out, Finding{Start: lo + ss, End: lo + se, Rule: r.spec.id})
+}
+
+func lineAround(s string, start, end int) string {
+	a := strings.LastIndexByte(s[:start], '\n') + 1
+	b := strings.IndexByte(s[end:], '\n')
+	if b < 0 {
+		return s[a:]
+	}
+	return s[a : end+b]
+}
+
+// gate reports whether a run of at least need token bytes intersects
+// s[lo:hi] (clipped to s).
+func gate(s string, lo, hi, need int) bool {
+	lo, hi = max(0, lo), min(len(s), hi)
+	if need <= 1 {
+		return true
+	}
+	start := lo
+	for start > 0 && lo-start < need && tokenByte[s[start-1]] {
+		start--
+	}
+	end := hi
+	for end < len(s) && end-hi < need && tokenByte[s[end]] {
+		end++
+	}
+	run := 0
+	for i := start; i < end; i++ {
+		if tokenByte[s[i]] {
+			run++
+			if run >= need {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// merge sorts findings and drops those that overlap an earlier one.
+func merge(fs []Finding) []Finding {
+	if len(fs) < 2 {
+		return fs
+	}
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].Start != fs[j].Start {
+			return fs[i].Start < fs[j].Start
+		}
+		return fs[i].End > fs[j].End
+	})
+	out := fs[:1]
+	for _, f := range fs[1:] {
+		last := &out[len(out)-1]
+		if f.Start < last.End {
+			last.End = max(last.End, f.End)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// Redacted is the stand-in that replaces a credential.
+func Redacted(rule string) string { return "[REDACTED:" + rule + "]" }
+
+// Redact replaces every credential in s by Redacted(rule) and returns the
+// result and the findings replaced (of the first pass). Redacting its own
+// output changes nothing.
+func (sc *Scanner) Redact(s string) (string, []Finding) {
+	var first []Finding
+	for pass := 0; pass < 4; pass++ {
+		fs := sc.Find(s)
+		if len(fs) == 0 {
+			break
+		}
+		if first == nil {
+			first = fs
+		}
+		var b strings.Builder
+		b.Grow(len(s))
+		at := 0
+		for _, f := range fs {
+			b.WriteString(s[at:f.Start])
+			b.WriteString(Redacted(f.Rule))
+			at = f.End
+		}
+		b.WriteString(s[at:])
+		s = b.String()
+	}
+	return s, first
+}
+
+// Check is the `secrets` ingress check: it rejects a value that carries a
+// credential, naming the rule (and for a known secret, where it comes
+// from), never the value.
+func (sc *Scanner) Check(value string) *rules.Finding {
+	fs := sc.Find(value)
+	if len(fs) == 0 {
+		return nil
+	}
+	f := fs[0]
+	reason := "value carries a credential (rule " + f.Rule + ")"
+	if f.Rule == KnownRule {
+		reason = "value carries a secret of the server's environment (" + f.Source + ")"
+	}
+	return &rules.Finding{Code: rules.CodeSecret, Reason: reason,
+		Remediation: "Do not send credentials through tool arguments; remove the secret from the value."}
+}
+
+// RawClean reports whether no string in a JSON text (a whole message, as
+// validated by the strict parser) can hold a credential the scanner
+// finds, looking at the raw bytes. False means: decode every string and
+// Redact it. It errs only towards false.
+func (sc *Scanner) RawClean(raw []byte) bool {
+	if len(raw) == 0 {
+		return true
+	}
+	s := unsafe.String(&raw[0], len(raw))
+	clean := true
+	var doneTo []int
+	sc.idx.scan(s, func(n *needle, at int) bool {
+		if n.owner < 0 {
+			clean = false
+			return false
+		}
+		r := sc.rules[n.owner]
+		if doneTo != nil && at < doneTo[n.owner] {
+			return true
+		}
+		if !gate(s, at-gateBefore, at+len(n.text)+gateBefore, r.minRun) {
+			return true
+		}
+		lo, hi := max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter)
+		lo, hi, openLo, openHi := jsonStringAround(s, at, lo, hi)
+		pre := unescapeJSON(s[lo:at])
+		w := pre + unescapeJSON(s[at:hi])
+		var found []Finding
+		var edge bool
+		if r.anchors {
+			found, _ = sc.matchesAt(r, w, len(pre))
+			edge = len(found) > 0 // a finding is enough to decode the message
+		} else {
+			found, edge = sc.matchesWindow(r, w, 0, openLo, openHi)
+		}
+		if len(found) > 0 || edge {
+			clean = false
+			return false
+		}
+		if doneTo == nil {
+			doneTo = make([]int, len(sc.rules))
+		}
+		if !r.anchors {
+			doneTo[n.owner] = hi
+		}
+		return true
+	})
+	if !clean {
+		return false
+	}
+	if sc.escapeMayHide(s) {
+		return false
+	}
+	return sc.percentClean(s)
+}
+
+// jsonStringAround narrows [lo, hi) to the JSON string that holds at: a
+// quote (not escaped) before at or after it ends the window. open says a
+// side is not a quote.
+func jsonStringAround(s string, at, lo, hi int) (int, int, bool, bool) {
+	openLo, openHi := true, true
+	for i := at - 1; i >= lo; i-- {
+		if s[i] == '"' && evenBackslashes(s, i) {
+			lo, openLo = i+1, false
+			break
+		}
+	}
+	for i := at; i < hi; i++ {
+		if s[i] == '"' && evenBackslashes(s, i) {
+			hi, openHi = i, false
+			break
+		}
+	}
+	return lo, hi, openLo && lo > 0, openHi && hi < len(s)
+}
+
+// evenBackslashes reports whether an even number of backslashes comes
+// right before s[i] (so s[i] is not escaped).
+func evenBackslashes(s string, i int) bool {
+	n := 0
+	for i > 0 && s[i-1] == '\\' {
+		n++
+		i--
+	}
+	return n%2 == 0
+}
+
+// unescapeJSON decodes the JSON string escapes in s, leniently: a broken
+// or cut escape is kept as it is.
+func unescapeJSON(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b = append(b, c)
+			continue
+		}
+		switch e := s[i+1]; e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := hex4(s[i+2:])
+			if !ok {
+				b = append(b, c)
+				continue
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if i+7 < len(s) && s[i+2] == '\\' && s[i+3] == 'u' {
+					if r2, ok := hex4(s[i+4:]); ok {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							r = d
+							i += 6
+						}
+					}
+				}
+			}
+			b = utf8.AppendRune(b, r)
+		default:
+			b = append(b, c)
+			continue
+		}
+		i++
+	}
+	return string(b)
+}
+
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for i := 0; i < 4; i++ {
+		c := s[i]
+		if !isHex(c) {
+			return 0, false
+		}
+		r = r<<4 | rune(unhex(c))
+	}
+	return r, true
+}
+
+// escapeMayHide reports whether a JSON escape in s could spell part of a
+// needle: \u for an ASCII character, or \/ when a needle has a slash.
+func (sc *Scanner) escapeMayHide(s string) bool {
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i+1 >= len(s) {
+			return false
+		}
+		switch s[i+1] {
+		case 'u':
+			if i+5 < len(s) && s[i+2] == '0' && s[i+3] == '0' && s[i+4] < '8' {
+				return true
+			}
+		case '/':
+			if sc.slashNeedle {
+				return true
+			}
+		}
+		i += 2
+	}
+}
+
+// percentClean looks at every run of token bytes that holds a percent
+// escape, decoded, for a credential.
+func (sc *Scanner) percentClean(s string) bool {
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '%')
+		if j < 0 {
+			return true
+		}
+		i += j
+		if !(i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2])) {
+			i++
+			continue
+		}
+		lo, hi := i, i
+		for lo > 0 && (tokenByte[s[lo-1]] || s[lo-1] == '%') && s[lo-1] != '\\' {
+			lo--
+		}
+		for hi < len(s) && (tokenByte[s[hi]] || s[hi] == '%') && s[hi] != '\\' {
+			hi++
+		}
+		for _, plus := range []bool{false, true} {
+			if dec, _ := percentDecode(s[lo:hi], plus); len(sc.find(dec)) > 0 {
+				return false
+			}
+		}
+		i = hi
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func hasPercentEscape(s string) bool {
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '%')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			return true
+		}
+		i++
+	}
+}
+
+// percentDecode undoes %XX escapes (repeatedly, so %2567 is g), and with
+// plus, reads + as a space (as a URL's query does). It returns the decoded
+// text with, for each of its byte offsets and its end, the offset in s it
+// comes from.
+func percentDecode(s string, plus bool) (string, []int) {
+	offs := make([]int, 0, len(s)+1)
+	for i := range len(s) + 1 {
+		offs = append(offs, i)
+	}
+	for round := 0; round < 3 && hasPercentEscape(s); round++ {
+		var b []byte
+		var no []int
+		for i := 0; i < len(s); {
+			if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+				b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+				no = append(no, offs[i])
+				i += 3
+				continue
+			}
+			if plus && s[i] == '+' && round == 0 {
+				b = append(b, ' ')
+				no = append(no, offs[i])
+				i++
+				continue
+			}
+			b = append(b, s[i])
+			no = append(no, offs[i])
+			i++
+		}
+		no = append(no, offs[len(s)])
+		s, offs = string(b), no
+	}
+	return s, offs
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+var _ = slices.Sort[[]int]
+var _ = regexp.QuoteMeta
