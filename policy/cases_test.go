@@ -49,7 +49,7 @@ func pathFixture(t *testing.T) map[string]string {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{filepath.Join(root, "file.txt"), filepath.Join(root, "sub", "a.go"), filepath.Join(outside, "secret")} {
+	for _, f := range []string{filepath.Join(root, "file.txt"), filepath.Join(root, "sub", "a.go"), filepath.Join(outside, "secret"), filepath.Join(root, "caf\u00e9.txt")} {
 		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -62,6 +62,7 @@ func pathFixture(t *testing.T) map[string]string {
 		filepath.Join(base, "linkroot"):        filepath.Join(base, "real"),
 		filepath.Join(root, "link_secret"):     filepath.Join(outside, "secret"),
 		filepath.Join(root, "link_rel_escape"): "../outside",
+		filepath.Join(root, "\u00e9vil"):       outside, // NFC name; cases ask for it in NFD
 	}
 	for link, target := range links {
 		if err := os.Symlink(target, link); err != nil {

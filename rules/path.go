@@ -5,49 +5,90 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // PathScope rejects a path that is, or that the server may read as, outside
-// every allowed root. It stops path traversal (CWE-22) in the forms a server
-// or the libraries under it may decode:
+// every allowed root. It stops path traversal (CWE-22) by judging every
+// reading a server, or a library under it, may give the value; each must
+// lie inside a root:
 //
-//   - ".." that climbs out after cleaning (../../etc, sub/../../x);
-//   - sibling-prefix names: /root_x is not inside /root. Containment compares
-//     whole path components, never string prefixes. CVE-2025-53110 in
-//     @modelcontextprotocol/server-filesystem;
-//   - symbolic links that lead out, CVE-2025-53109 in the same server: the
-//     path is resolved component by component as the kernel would (a link
-//     followed before a ".." after it, dangling links followed to where a
-//     write would create the file), up to the deepest existing ancestor; the
-//     components that do not exist yet are applied lexically, so files and
-//     directories about to be created pass when they land inside a root;
-//   - file: URIs (file:///x, file://localhost/x, file:/x), decoded; a
-//     file: URI with another host is a UNC path and rejected;
-//   - "~" and "~/x", expanded with the home directory of the mcpguard
-//     process (os.UserHomeDir); "~user" is rejected, since only the server
-//     knows whose home that is;
-//   - "$": any '$' is rejected, since the server or a shell under it may
-//     expand $VAR and ${VAR} to anything; this is simpler and safer than
-//     guessing which variables are set;
-//   - percent-encoding (%2e%2e/): the value is checked both as written and
-//     decoded once, and a value that a second decode would change again
-//     (%252e) is rejected;
-//   - backslashes: a Windows server reads '\' as a separator (..\..\x), so
-//     any '\' is rejected; drive letters (C:\x, C:/x, C:x), UNC paths
-//     (\\host\share, //host/share) and URIs with another scheme are rejected;
-//   - fullwidth and other compatibility forms that NFKC folds to '.', '/' or
-//     '\' (．．／), checked as folded too;
-//   - NUL bytes, the empty string, bytes that are not UTF-8, and paths longer
-//     than 4096 bytes.
+//   - the kernel's walk: component by component, a symlink replaced by its
+//     target before the components after it (".." included) apply;
+//   - the lexically cleaned path (what path.resolve, filepath.Clean and
+//     os.path.abspath give) walked again through its symlinks. The two
+//     differ after a symlink: outlink/.. is the link's parent to the kernel
+//     and the directory holding outlink to a cleaning server;
+//   - both walks go on past a component that does not exist (or a regular
+//     file used as a directory): it is taken as a directory about to be
+//     created (mkdir -p), so missing/../outlink/x is judged through outlink.
+//     Files and directories about to be created pass when they land inside
+//     a root;
+//   - a name that does not exist but equals an existing entry of its
+//     directory under Unicode canonical equivalence (NFC: "é" as e and
+//     U+0301, "K" and the Kelvin sign U+212A) is that entry:
+//     server-filesystem maps such a spelling onto the entry, and macOS file
+//     systems do so natively. Two such entries make the name ambiguous, and
+//     it is rejected;
+//   - the NFKC form of the value, a reading for a server that normalises
+//     its input; and a component whose NFKC form is "." or ".." or holds a
+//     separator is rejected outright: U+FF0E FULLWIDTH FULL STOP, U+FE52
+//     SMALL FULL STOP and U+2024 ONE DOT LEADER fold to "."; U+2025 TWO DOT
+//     LEADER and U+FE30 PRESENTATION FORM FOR VERTICAL TWO DOT LEADER to "..";
+//     U+FF0F FULLWIDTH SOLIDUS to "/"; U+FF3C FULLWIDTH REVERSE SOLIDUS and
+//     U+FE68 SMALL REVERSE SOLIDUS to "\". No file name needs them;
+//   - percent-encoding (%2e%2e/): the value is judged as written and decoded
+//     once, and a value that a second decode would change again (%252e) is
+//     rejected;
+//   - variables: $NAME and ${NAME} are judged both as written (Node does
+//     not expand them, Python's os.path.expandvars keeps unset ones) and
+//     expanded (a shell or expandvars: the value in mcpguard's environment,
+//     which the server inherits, else empty). So Foo$Bar.class and
+//     src/$lib/utils.ts pass, while $HOME/x passes only when the home
+//     directory is inside a root, and sub/$UNSET/../../x (sub//../../x to a
+//     shell) is rejected. $( and ${ with an operator (${X:-/etc}) are
+//     rejected: their reading is a command's output or a computed string;
+//   - "~" and "~/x", judged expanded with the home directory of the
+//     mcpguard process and as a plain relative name. "~name" is rejected
+//     when name is a user on this system (~root/.ssh is /root/.ssh to
+//     Python's expanduser and to a shell) and otherwise is a plain name:
+//     ~notes.txt passes;
+//   - file: URIs (file:///x, file://localhost/x, file:/x), decoded; a file:
+//     URI with another host is a UNC path and rejected;
+//   - Windows readings: any '\' is rejected (a Windows server reads it as a
+//     separator: ..\..\x), and so are drive letters (C:\x, C:/x, C:x), UNC
+//     paths (//host/share) and URIs with an authority or an absolute path
+//     (smb://host/x, http:/x). Any other ':' is an ordinary character:
+//     backup-2024-01-01T10:00.txt and std::vector.md pass;
+//   - sibling-prefix names: /root_x is not inside /root. Containment
+//     compares whole path components, never string prefixes.
+//     CVE-2025-53110 in @modelcontextprotocol/server-filesystem; symlinks
+//     that lead out are CVE-2025-53109 in the same server;
+//   - NUL bytes, the empty string, bytes that are not UTF-8, and paths
+//     longer than 4096 bytes.
 //
-// A relative path is read relative to the first root, which is where the
-// server is expected to run. Roots are resolved when the check is built,
-// and a path may lie inside a root as written or inside its resolved form.
+// Characters that change no reading pass: '$' before anything but a name,
+// '{' or '(', ':' after the first component's first letter, '~' after the
+// first byte, spaces, and every letter and joiner of every script
+// (control_chars is the check for invisible characters).
+//
+// A relative path is read by server-filesystem against each of its allowed
+// directories in turn, and those are the client's roots/list answer when
+// there is one. It is judged against every root of the check and every
+// extra base the caller passes (CheckFrom: the client's roots), and it must
+// not climb above its base at any point (sub/../../root/x is rejected even
+// though it comes back), so that no base below a root can lead it out.
+//
+// Roots are resolved when the check is built, and a path may lie inside a
+// root as written or inside its resolved form.
 //
 // Race: the check resolves symlinks when it runs, and the server opens the
 // path later. Whoever can create or swap a symlink inside a root between the
@@ -57,7 +98,7 @@ import (
 // RESOLVE_BENEATH or O_NOFOLLOW on every component), or confine it with a
 // mount namespace or container that only holds the roots.
 type PathScope struct {
-	first string   // the first root, cleaned: relative paths are read against it
+	bases []string // every root cleaned as written: relative paths are read against each
 	roots []string // every root cleaned, plus its resolved form when that differs
 	real  []string // the resolved roots: paths known to hold no symlink
 	home  string   // home directory of this process, cleaned; "" if unknown
@@ -66,7 +107,8 @@ type PathScope struct {
 const (
 	maxPathLen      = 4096
 	maxLinks        = 40
-	pathRemediation = "Pass a path inside the allowed roots, as a plain absolute path or relative to the first root, without .., $, ~user, backslashes or percent-encoding."
+	maxReadings     = 16
+	pathRemediation = "Pass a path inside the allowed roots, as a plain absolute path or relative to a root, without .. that leaves it, ${...} expressions, ~user, backslashes or percent-encoding."
 )
 
 // NewPathScope returns a check for the given roots, which must be absolute
@@ -82,8 +124,8 @@ func NewPathScope(roots []string) (*PathScope, error) {
 			return nil, fmt.Errorf("root %q is not an absolute path", r)
 		}
 		c := filepath.Clean(r)
-		if p.first == "" {
-			p.first = c
+		if !slices.Contains(p.bases, c) {
+			p.bases = append(p.bases, c)
 		}
 		p.addRoot(c)
 		if res, err := resolve(c); err == nil {
@@ -100,46 +142,73 @@ func NewPathScope(roots []string) (*PathScope, error) {
 }
 
 func (p *PathScope) addRoot(r string) {
-	for _, have := range p.roots {
-		if have == r {
-			return
-		}
+	if !slices.Contains(p.roots, r) {
+		p.roots = append(p.roots, r)
 	}
-	p.roots = append(p.roots, r)
+}
+
+// Roots returns the roots as written, cleaned.
+func (p *PathScope) Roots() []string { return slices.Clone(p.bases) }
+
+// Contains reports whether the clean absolute path c is a root, or lies
+// under one (as written or resolved), and resolves inside one too.
+func (p *PathScope) Contains(c string) bool {
+	return filepath.IsAbs(c) && p.contain(filepath.Clean(c)) == nil
 }
 
 // Check rejects value unless every way the server may read it lies inside
 // a root.
-func (p *PathScope) Check(value string) *Finding {
-	if value == "" {
+func (p *PathScope) Check(value string) *Finding { return p.CheckFrom(value, nil) }
+
+// CheckFrom is Check with more bases a relative path may be read against
+// (the directories a client named in its roots/list answer).
+func (p *PathScope) CheckFrom(value string, bases []string) *Finding {
+	switch {
+	case value == "":
 		return pathFinding("path is empty")
-	}
-	if len(value) > maxPathLen {
+	case len(value) > maxPathLen:
 		return pathFinding("path is too long")
+	case !utf8.ValidString(value):
+		return pathFinding("path is not valid UTF-8")
 	}
-	return p.checkReadings(value, true)
+	return p.checkReadings(value, true, bases)
 }
 
-// checkReadings checks s as written, percent-decoded once (if decode), and
-// with compatibility forms folded to ASCII.
-func (p *PathScope) checkReadings(s string, decode bool) *Finding {
-	readings := make([]string, 1, 4)
-	readings[0] = s
+// checkReadings judges s as written, percent-decoded once (if decode),
+// NFKC-normalised, and with variables expanded.
+func (p *PathScope) checkReadings(s string, decode bool, bases []string) *Finding {
+	var buf [maxReadings]string
+	readings := append(buf[:0], s)
+	add := func(r string) {
+		if len(readings) < maxReadings && !slices.Contains(readings, r) {
+			readings = append(readings, r)
+		}
+	}
 	if decode {
 		if once := percentDecode(s); once != s {
 			if percentDecode(once) != once {
 				return pathFinding("path is percent-encoded more than once")
 			}
-			readings = append(readings, once)
+			add(once)
 		}
 	}
-	for _, r := range readings {
-		if folded := foldPathCompat(r); folded != r {
-			readings = append(readings, folded)
+	for i := 0; i < len(readings); i++ {
+		if !isASCII(readings[i]) {
+			add(norm.NFKC.String(readings[i]))
 		}
 	}
+	for i := 0; i < len(readings); i++ {
+		if strings.IndexByte(readings[i], '$') < 0 {
+			continue
+		}
+		exp, f := expandVars(readings[i])
+		if f != nil {
+			return f
+		}
+		add(exp)
+	}
 	for _, r := range readings {
-		if f := p.checkOne(r); f != nil {
+		if f := p.checkOne(r, bases); f != nil {
 			return f
 		}
 	}
@@ -147,46 +216,66 @@ func (p *PathScope) checkReadings(s string, decode bool) *Finding {
 }
 
 // checkOne checks one reading of the path.
-func (p *PathScope) checkOne(s string) *Finding {
+func (p *PathScope) checkOne(s string, bases []string) *Finding {
 	switch {
 	case s == "":
-		return pathFinding("path is empty")
+		return nil // a variable that expands to nothing: the other readings judge the rest
 	case !utf8.ValidString(s):
 		return pathFinding("path is not valid UTF-8")
 	case strings.IndexByte(s, 0) >= 0:
 		return pathFinding("path contains a NUL byte")
-	case strings.IndexByte(s, '$') >= 0:
-		return pathFinding("path contains $, which the server may expand as a variable")
 	case strings.IndexByte(s, '\\') >= 0:
 		return pathFinding("path contains a backslash, which a Windows server reads as a separator")
-	case hasScheme(s):
-		if len(s) >= 5 && strings.EqualFold(s[:5], "file:") {
-			return p.checkFileURI(s[5:])
-		}
-		return pathFinding("drive-letter paths and URIs other than file: are not allowed")
+	case len(s) >= 5 && strings.EqualFold(s[:5], "file:"):
+		return p.checkFileURI(s[5:], bases)
+	case isDriveLetter(s):
+		return pathFinding("drive-letter paths are not allowed")
+	case hasURIScheme(s):
+		return pathFinding("URIs other than file: are not allowed")
 	case strings.HasPrefix(s, "//"):
 		return pathFinding("UNC paths (two leading slashes or backslashes) are not allowed")
-	case s[0] == '~':
-		if s != "~" && !strings.HasPrefix(s, "~/") {
-			return pathFinding("~user paths are not allowed")
-		}
-		if p.home == "" {
+	}
+	if f := compatComponents(s); f != nil {
+		return f
+	}
+	if s[0] == '~' {
+		name, _, _ := strings.Cut(s[1:], "/")
+		switch {
+		case name != "":
+			if _, err := user.Lookup(name); err == nil {
+				return pathFinding("~user paths are not allowed")
+			}
+			// No such user: every reading is a plain relative name.
+		case p.home == "":
 			return pathFinding("~ cannot be expanded: the home directory is unknown")
+		default:
+			if f := p.contain(p.home + s[1:]); f != nil {
+				return f
+			}
+			// A server that does not expand ~ reads it as a relative name.
 		}
-		if f := p.contain(p.home + s[1:]); f != nil {
+	}
+	if filepath.IsAbs(s) {
+		return p.contain(s)
+	}
+	if climbsAbove(s) {
+		return pathFinding("relative path climbs above the directory it is read from")
+	}
+	for _, b := range p.bases {
+		if f := p.contain(b + "/" + s); f != nil {
 			return f
 		}
-		// A server that does not expand ~ reads it as a relative name.
 	}
-	abs := s
-	if !filepath.IsAbs(abs) {
-		abs = p.first + "/" + s
+	for _, b := range bases {
+		if f := p.contain(b + "/" + s); f != nil {
+			return f
+		}
 	}
-	return p.contain(abs)
+	return nil
 }
 
 // checkFileURI checks what follows "file:".
-func (p *PathScope) checkFileURI(rest string) *Finding {
+func (p *PathScope) checkFileURI(rest string, bases []string) *Finding {
 	if strings.ContainsAny(rest, "?#") {
 		return pathFinding("file: URI with a query or fragment is not allowed")
 	}
@@ -207,24 +296,35 @@ func (p *PathScope) checkFileURI(rest string) *Finding {
 	if percentDecode(path) != path {
 		return pathFinding("path is percent-encoded more than once")
 	}
-	if len(path) >= 3 && path[2] == ':' && isAlpha(path[1]) {
-		return pathFinding("drive-letter paths and URIs other than file: are not allowed")
+	if isDriveLetter(path[1:]) {
+		return pathFinding("drive-letter paths are not allowed")
 	}
-	return p.checkReadings(path, false)
+	return p.checkReadings(path, false, bases)
 }
 
-// contain checks an absolute path both lexically (as a server that cleans
-// paths before opening them reads it) and as the kernel resolves it.
+// contain checks an absolute path under its three readings: lexically
+// cleaned, walked as the kernel walks it, and cleaned then walked.
 func (p *PathScope) contain(abs string) *Finding {
-	if !p.inside(filepath.Clean(abs)) {
+	clean := filepath.Clean(abs)
+	if !p.inside(clean) {
 		return pathFinding("path is outside the allowed roots")
 	}
-	res, err := p.resolveUnder(abs)
-	if err != nil {
-		return pathFinding("path could not be resolved")
-	}
-	if !p.inside(res) {
-		return pathFinding("path is outside the allowed roots through a symbolic link")
+	// Without a ".." the two walks meet the same components.
+	hasDotDot := strings.Contains(abs, "..")
+	for k, r := range [2]string{abs, clean} {
+		if k == 1 && (!hasDotDot || r == abs) {
+			break
+		}
+		res, err := p.resolveUnder(r)
+		switch {
+		case err == errTooManyLinks, err == errAmbiguous:
+			return pathFinding("path could not be resolved: " + err.Error())
+		case err != nil:
+			return pathFinding("path could not be resolved") // err names the path
+		}
+		if !p.inside(res) {
+			return pathFinding("path is outside the allowed roots through a symbolic link")
+		}
 	}
 	return nil
 }
@@ -244,7 +344,10 @@ func pathFinding(reason string) *Finding {
 	return reject(CodePathScope, reason, pathRemediation)
 }
 
-var errTooManyLinks = errors.New("too many levels of symbolic links")
+var (
+	errTooManyLinks = errors.New("too many levels of symbolic links")
+	errAmbiguous    = errors.New("a name matches two entries under Unicode normalisation")
+)
 
 // resolveUnder is resolve, started at a resolved root when abs is written
 // under one: the root's own components were resolved when the check was
@@ -262,15 +365,17 @@ func (p *PathScope) resolveUnder(abs string) (string, error) {
 // resolve returns the absolute path abs as the kernel would resolve it:
 // component by component, each symlink replaced by its target before the
 // components after it (".." included) apply. A component that does not
-// exist, and everything after it, is applied lexically, so a dangling link
-// resolves to where a write through it would land.
+// exist is taken as a directory about to be created: the components after
+// it apply to it, and a ".." that leaves it walks on from its (existing)
+// parent, through whatever symlinks are there. A dangling link resolves to
+// where a write through it would land.
 func resolve(abs string) (string, error) { return resolveFrom("/", abs) }
 
 // resolveFrom resolves the relative path rest against dst, which holds no
 // symlink.
 func resolveFrom(dst, rest string) (string, error) {
 	links := 0
-	missing := false // a component did not exist: nothing below it can
+	created := 0 // how many trailing components of dst do not exist yet
 	for rest != "" {
 		var c string
 		c, rest, _ = strings.Cut(rest, "/")
@@ -279,14 +384,30 @@ func resolveFrom(dst, rest string) (string, error) {
 			continue
 		case "..":
 			dst = filepath.Dir(dst)
+			if created > 0 {
+				created--
+			}
 			continue
 		}
 		next := filepath.Join(dst, c)
-		if missing {
+		if created > 0 {
 			dst = next
+			created++
 			continue
 		}
 		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) && mayHaveEquivalent(c) {
+			// A server may map the name onto an entry it equals under
+			// Unicode normalisation.
+			alt, aerr := equivalentEntry(dst, c)
+			if aerr != nil {
+				return "", aerr
+			}
+			if alt != "" {
+				next = filepath.Join(dst, alt)
+				fi, err = os.Lstat(next)
+			}
+		}
 		switch {
 		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
 			if links++; links > maxLinks {
@@ -303,12 +424,150 @@ func resolveFrom(dst, rest string) (string, error) {
 		case err == nil:
 			dst = next
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-			dst, missing = next, true
+			dst, created = next, 1
 		default:
 			return "", err
 		}
 	}
 	return dst, nil
+}
+
+// mayHaveEquivalent reports whether another name can equal name under
+// NFC. An ASCII name can only be the NFC form of names made of the three
+// characters whose canonical decomposition is one ASCII character: KELVIN
+// SIGN U+212A (K), GREEK QUESTION MARK U+037E (;) and GREEK VARIA U+1FEF
+// (`).
+func mayHaveEquivalent(name string) bool {
+	return !isASCII(name) || strings.ContainsAny(name, "K;`")
+}
+
+// maxDirScan bounds the entries equivalentEntry reads from one directory.
+const maxDirScan = 1 << 16
+
+// equivalentEntry returns the entry of dir whose NFC form equals name's,
+// when name itself does not exist there; "" when there is none. Two such
+// entries are ambiguous (server-filesystem refuses them too).
+func equivalentEntry(dir, name string) (string, error) {
+	want := norm.NFC.String(name)
+	f, err := os.Open(dir)
+	if err != nil {
+		return "", nil // not a readable directory: nothing to map onto
+	}
+	defer f.Close()
+	found := ""
+	for seen := 0; seen < maxDirScan; {
+		names, err := f.Readdirnames(1024)
+		for _, e := range names {
+			if e != name && norm.NFC.String(e) == want {
+				if found != "" {
+					return "", errAmbiguous
+				}
+				found = e
+			}
+		}
+		seen += len(names)
+		if err != nil {
+			break
+		}
+	}
+	return found, nil
+}
+
+// expandVars returns s with $NAME and ${NAME} replaced as a shell or
+// Python's os.path.expandvars would: the value in this process's
+// environment (which the server inherits), else nothing. NAME is a run of
+// letters, digits and '_' (Python's \w); a shell's special parameters ($1,
+// $$, $?, ...) expand to nothing here. $( and ${ with anything but a name
+// are rejected.
+func expandVars(s string) (string, *Finding) {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '$')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		b.WriteString(s[:i])
+		s = s[i+1:]
+		switch {
+		case s == "":
+			b.WriteByte('$')
+		case s[0] == '(':
+			return "", pathFinding("path contains $(, which a shell replaces with a command's output")
+		case s[0] == '{':
+			end := strings.IndexByte(s, '}')
+			if end < 0 || !isVarName(s[1:end]) {
+				return "", pathFinding("path contains ${ with an expression a shell would compute")
+			}
+			b.WriteString(os.Getenv(s[1:end]))
+			s = s[end+1:]
+		case strings.IndexByte("@*#?!-$0123456789", s[0]) >= 0:
+			s = s[1:]
+		default:
+			n := 0
+			for n < len(s) {
+				r, size := utf8.DecodeRuneInString(s[n:])
+				if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+					break
+				}
+				n += size
+			}
+			if n == 0 {
+				b.WriteByte('$')
+				continue
+			}
+			b.WriteString(os.Getenv(s[:n]))
+			s = s[n:]
+		}
+	}
+}
+
+func isVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// compatComponents rejects a component that is not "." or ".." as written
+// but is one, or holds a separator, after NFKC (．．, ‥, ︰, ／, ＼).
+func compatComponents(s string) *Finding {
+	if isASCII(s) {
+		return nil
+	}
+	for c := range strings.SplitSeq(s, "/") {
+		if isASCII(c) {
+			continue
+		}
+		k := norm.NFKC.String(c)
+		if k == "." || k == ".." || strings.ContainsAny(k, "/\\") {
+			return pathFinding("path has a component that Unicode compatibility normalisation turns into . or .. or a separator")
+		}
+	}
+	return nil
+}
+
+// climbsAbove reports whether the relative path s goes above its start at
+// any point: "..", "a/../..", "a/../../x".
+func climbsAbove(s string) bool {
+	depth := 0
+	for c := range strings.SplitSeq(s, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if depth--; depth < 0 {
+				return true
+			}
+		default:
+			depth++
+		}
+	}
+	return false
 }
 
 // percentDecode decodes every %XX escape once and leaves any other '%' as it
@@ -331,37 +590,15 @@ func percentDecode(s string) string {
 	return string(b)
 }
 
-// foldPathCompat folds the compatibility forms that NFKC turns into path
-// syntax: fullwidth ．／＼, small forms, and the dot leaders (U+2025 is "..").
-func foldPathCompat(s string) string {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch r {
-		case 0x2025:
-			b.WriteString("..")
-		case 0x2026:
-			b.WriteString("...")
-		default:
-			b.WriteRune(compatASCII(r))
-		}
-	}
-	return b.String()
-}
+// isDriveLetter reports whether s starts with a Windows drive: "C:" and
+// anything after it (C:\x, C:/x, C:x).
+func isDriveLetter(s string) bool { return len(s) >= 2 && isAlpha(s[0]) && s[1] == ':' }
 
-// hasScheme reports whether s starts with a URI scheme and ':' ("file:",
-// "http:"), which includes drive letters ("C:").
-func hasScheme(s string) bool {
+// hasURIScheme reports whether s starts with a URI scheme followed by a
+// path or an authority ("smb://h/x", "http:/x"): a server that takes URIs
+// reads those as a resource elsewhere. "std::vector.md" and
+// "backup-2024-01-01T10:00.txt" are names, not URIs.
+func hasURIScheme(s string) bool {
 	if s == "" || !isAlpha(s[0]) {
 		return false
 	}
@@ -369,7 +606,7 @@ func hasScheme(s string) bool {
 		c := s[i]
 		switch {
 		case c == ':':
-			return true
+			return i+1 < len(s) && s[i+1] == '/'
 		case isAlnum(c) || c == '+' || c == '-' || c == '.':
 		default:
 			return false

@@ -37,7 +37,8 @@ func newPathTree(t testing.TB) pathTree {
 	for _, d := range []string{"root/sub", "root/home", "root_x", "outside", "realroot/a"} {
 		mustDo(t, os.MkdirAll(filepath.Join(base, d), 0o755))
 	}
-	for _, f := range []string{"root/sub/file.txt", "root/file.txt", "root_x/f", "outside/secret"} {
+	for _, f := range []string{"root/sub/file.txt", "root/file.txt", "root_x/f", "outside/secret",
+		"root/caf\u00e9.txt", "root/o\u0323\u0302", "root/o\u0302\u0323"} {
 		mustDo(t, os.WriteFile(filepath.Join(base, f), []byte("x"), 0o644))
 	}
 	for link, target := range map[string]string{
@@ -51,6 +52,8 @@ func newPathTree(t testing.TB) pathTree {
 		"root/loop1":        "loop2",
 		"root/loop2":        "loop1",
 		"realroot/escape":   filepath.Join(base, "outside"),
+		"root/\u00e9vil":    filepath.Join(base, "outside"),
+		"root/\u212Aout":    filepath.Join(base, "outside"),
 		"linkroot":          filepath.Join(base, "realroot"),
 	} {
 		mustDo(t, os.Symlink(target, filepath.Join(base, link)))
@@ -97,7 +100,30 @@ func TestPathScope(t *testing.T) {
 		{"invalid utf8", "sub/\xff"},
 		{"dollar var", "$HOME/x"},
 		{"dollar braces", "${PWD}/../x"},
-		{"dollar inside", "sub/$x"},
+		{"dollar unset before dotdot (a shell reads sub//../..)", "sub/$MCPGUARD_UNSET_X/../../root_x/f"},
+		{"dollar braces unset before dotdot", "sub/${MCPGUARD_UNSET_X}/../../outside"},
+		{"dollar braces with an operator", "${MCPGUARD_UNSET_X:-/etc}/passwd"},
+		{"dollar paren", "sub/$(id)"},
+		{"dollar at the start (a shell reads /etc/passwd)", "$MCPGUARD_UNSET_X/etc/passwd"},
+		{"missing component then dotdot through a link out", "missing/../outlink/secret"},
+		{"missing components then dotdots through a link out", "a/b/../../outlink/x"},
+		{"file used as a directory then dotdot through a link out", "file.txt/../outlink/secret"},
+		{"absolute missing then dotdot through a link out", root + "/missing/../outlink"},
+		{"missing then dotdot out of the root", "missing/../../outside"},
+		{"missing, dotdot, a link out, dotdot (the kernel ends outside)", "missing/../outlink/.."},
+		{"NFD spelling of a link out", "e\u0301vil/secret"},
+		{"NFD spelling of a link out, absolute", root + "/e\u0301vil"},
+		{"plain K for a Kelvin-sign link out", "Kout/secret"},
+		{"two entries equal under NFC", "\u1ED9/x"},
+		{"fullwidth dots as a component", "sub/\uFF0E\uFF0E/x"},
+		{"vertical two dot leader U+FE30", "sub/\uFE30/x"},
+		{"one dot leader U+2024 alone", "\u2024/x"},
+		{"small full stops", "\uFE52\uFE52/x"},
+		{"fullwidth solidus inside a name", "sub\uFF0Fx"},
+		{"small reverse solidus", "sub\uFE68x"},
+		{"relative climbing above its base and back", "sub/../../root/file.txt"},
+		{"relative climbing back through the root's own name", "../root/sub"},
+		{"URI with a path", "http:/x"},
 		{"percent dotdot", "%2e%2e/outside/secret"},
 		{"percent dotdot upper", "%2E%2E%2Foutside"},
 		{"percent slash", "sub%2f..%2f..%2foutside"},
@@ -178,6 +204,21 @@ func TestPathScope(t *testing.T) {
 		{"unicode name", "héllo/日本語.txt"},
 		{"tilde in the middle", "sub/~backup"},
 		{"colon after a slash", "sub/a:b"},
+		{"dollar in a Java class name", "Foo$Bar.class"},
+		{"dollar in an anonymous class name", "sub/Foo$1.class"},
+		{"dollar at the start of a component", "src/$lib/utils.ts"},
+		{"dollar inside, unset", "sub/$x"},
+		{"dollar before a dot", "a$.txt"},
+		{"timestamp with colons", "backup-2024-01-01T10:00.txt"},
+		{"double colon", "std::vector.md"},
+		{"scheme-like name without a slash", "note:todo.md"},
+		{"tilde name that is no user", "~notes.txt"},
+		{"Persian name with ZWNJ", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.txt"},
+		{"NFD spelling of an existing NFC file", "cafe\u0301.txt"},
+		{"NFD spelling of a name not created", "sub/nai\u0308ve.txt"},
+		{"missing then dotdot staying inside", "missing/../sub/file.txt"},
+		{"ellipsis is a name", "\u2026/x"},
+		{"fullwidth letters", "\uFF21\uFF22.txt"},
 	} {
 		t.Run("passes/"+tc.name, func(t *testing.T) {
 			if f := ps.Check(tc.value); f != nil {
@@ -232,13 +273,13 @@ func TestPathScopeSeveralRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Relative paths are read against the first root only.
-	for _, v := range []string{"../outside/secret", "outlink/secret", tr.base + "/outside/new", "secret"} {
+	// Relative paths are read against every root.
+	for _, v := range []string{"outlink/secret", tr.base + "/outside/new", "secret", "new/file.txt"} {
 		if f := ps.Check(v); f != nil {
 			t.Errorf("Check(%q) = %+v", v, f)
 		}
 	}
-	for _, v := range []string{"../root_x/f", tr.base + "/outside_x", "../realroot"} {
+	for _, v := range []string{"../root_x/f", tr.base + "/outside_x", "../realroot", "../outside/secret"} {
 		if ps.Check(v) == nil {
 			t.Errorf("Check(%q) passed", v)
 		}
@@ -253,7 +294,7 @@ func TestPathScopeSlashRoot(t *testing.T) {
 	if f := ps.Check("/etc/passwd"); f != nil {
 		t.Errorf("/etc/passwd under /: %+v", f)
 	}
-	for _, v := range []string{"//host/share", `C:\x`, "$HOME", "a\x00"} {
+	for _, v := range []string{"//host/share", `C:\x`, "${HOME:-x}", "a\x00"} {
 		if ps.Check(v) == nil {
 			t.Errorf("Check(%q) passed under /", v)
 		}
@@ -268,5 +309,28 @@ func TestNewPathScopeErrors(t *testing.T) {
 	}
 	if _, err := NewPathScope([]string{"/does/not/exist/yet"}); err != nil {
 		t.Errorf("a root that does not exist yet: %v", err)
+	}
+}
+
+// A relative path is judged against every extra base too: the client's
+// roots, which server-filesystem reads relative paths against.
+func TestPathScopeCheckFromBases(t *testing.T) {
+	tr := newPathTree(t)
+	ps, err := NewPathScope([]string{tr.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, os.Symlink(filepath.Join(tr.base, "outside"), filepath.Join(tr.root, "sub", "subout")))
+	if f := ps.Check("subout/secret"); f != nil {
+		t.Fatalf("subout/secret does not exist under the root itself: %+v", f)
+	}
+	if ps.CheckFrom("subout/secret", []string{filepath.Join(tr.root, "sub")}) == nil {
+		t.Error("subout/secret read from the client's root sub/ leads out, and passed")
+	}
+	if f := ps.CheckFrom("file.txt", []string{filepath.Join(tr.root, "sub")}); f != nil {
+		t.Errorf("file.txt from sub/: %+v", f)
+	}
+	if !ps.Contains(filepath.Join(tr.root, "sub")) || ps.Contains(filepath.Join(tr.base, "outside")) || ps.Contains(filepath.Join(tr.root, "outlink")) {
+		t.Error("Contains")
 	}
 }
