@@ -95,7 +95,9 @@ func isWideShellMeta(r rune) bool {
 //   - bytes that are not valid UTF-8.
 //
 // Variation selectors and private-use characters pass (emoji need the
-// former). ZERO WIDTH JOINER U+200D is rejected, so emoji ZWJ sequences
+// former). ZERO WIDTH NON-JOINER U+200C and ZERO WIDTH JOINER U+200D pass
+// only between two letters of one joining script (Persian names need ZWNJ;
+// see joinerInWord); elsewhere they are rejected, so emoji ZWJ sequences
 // (family, profession emoji) are rejected: that is intended, this check is
 // for identifiers, paths and arguments, not for free text.
 type ControlChars struct{}
@@ -123,7 +125,7 @@ func (*ControlChars) Check(value string) *Finding {
 		if r == utf8.RuneError && size == 1 {
 			return reject(CodeControlChars, "value is not valid UTF-8", controlRemediation)
 		}
-		if isForbiddenControl(r) {
+		if isForbiddenControl(r) && !((r == 0x200C || r == 0x200D) && joinerInWord(value, i, size)) {
 			return controlFinding()
 		}
 		i += size

@@ -125,6 +125,9 @@ var controlRejects = []charCase{
 	{"ZWSP U+200B", "a\u200bb"},
 	{"ZWNJ U+200C", "a\u200cb"},
 	{"ZWJ U+200D", "a\u200db"},
+	{"ZWNJ at the end of a Persian word", "\u0645\u06cc\u200c"},
+	{"ZWNJ between Persian and Latin", "\u0645\u200cb"},
+	{"ZWNJ between Arabic and Devanagari", "\u0645\u200c\u0915"},
 	{"emoji ZWJ sequence", "\U0001F468\u200d\U0001F469\u200d\U0001F467"},
 	{"word joiner U+2060", "a\u2060b"},
 	{"invisible times U+2062", "a\u2062b"},
@@ -160,6 +163,8 @@ var controlPasses = []charCase{
 	{"private use", "\ue000"},
 	{"ideographic variation selector", "\u845b\U000E0100"},
 	{"no-break space", "a\u00a0b"},
+	{"Persian word with ZWNJ", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.txt"},
+	{"Hindi conjunct with ZWJ", "\u0915\u094d\u200d\u0937"},
 	{"empty", ""},
 	{"shell punctuation", "$(x);|&<>`"},
 }
