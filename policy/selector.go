@@ -30,6 +30,13 @@ type segment struct {
 // for every member of an object, `**` for every string at any depth with
 // member names included.
 //
+// Wildcards select whatever container they meet: `[*]` and `[N]` over an
+// object select every member ({"0": "/etc/passwd"}, {"/etc/passwd": 1}), `*`
+// over an array every element, and either over a lone value that value.
+// When a wildcard is the last step, the member names it passes are selected
+// too: a server that iterates an object where a list was expected (Python's
+// for x in obj) reads its names.
+//
 // Member names match under Unicode case folding (`path` selects `PATH` and
 // `Path` too): servers decoding with Go's encoding/json read those as the
 // same field, so a check must see them all.
@@ -276,7 +283,7 @@ func (w *walker) walk(segs []segment, i int32) {
 	case segAnyMember:
 		switch kind {
 		case argObject:
-			w.members(i, func(c int32) { w.intoMember(rest, c) })
+			w.everyMember(rest, i)
 		case argArray: // JavaScript reads an array as an object with index keys
 			w.intoElements(rest, i)
 		default:
@@ -285,6 +292,11 @@ func (w *walker) walk(segs []segment, i int32) {
 	case segIndex, segAnyIndex:
 		switch kind {
 		case argObject:
+			// Shape confusion: {"0": "/etc/passwd"} or {"/etc/passwd": 1}
+			// where a list was expected. JavaScript reads x[0] as x["0"],
+			// Python iterates a dict's names, Object.values its values: every
+			// member is selected, name and value.
+			w.everyMember(rest, i)
 			return
 		case argArray:
 		default:
@@ -319,6 +331,21 @@ func (w *walker) walk(segs []segment, i int32) {
 		}
 		w.allStrings(i)
 	}
+}
+
+// everyMember walks segs from every member of object i; when segs is
+// empty (the wildcard was the selector's last step) each member's name is
+// selected too, since a server iterating the object may read names.
+func (w *walker) everyMember(segs []segment, i int32) {
+	w.members(i, func(c int32) {
+		if len(segs) == 0 {
+			name := w.tree.nodes[c].name
+			w.path = append(w.path, pathElem{name: name, index: -1})
+			w.emitName(name)
+			w.path = w.path[:len(w.path)-1]
+		}
+		w.intoMember(segs, c)
+	})
 }
 
 // allStrings reaches every string at or under node i, member names included.
