@@ -91,6 +91,7 @@ type ingressRule struct {
 	check       rules.Check
 	code        string // the check's error code, also for type confusion
 	remediation string
+	roots       []string // path_scope: the roots as expanded, for rejections and start-up warnings
 }
 
 // egressRule is one compiled entry under egress:.
@@ -270,6 +271,7 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 			}
 		}
 		rule.check, err = rules.NewPathScope(roots)
+		rule.roots = roots
 	default:
 		err = fmt.Errorf("unknown check %q", r.Check)
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -304,6 +305,11 @@ func (w *walker) judge(mt match) *message.Rejection {
 	}
 	if rem == "" {
 		rem = "Change the value of " + field + " so that it passes the policy's " + r.checkName + " check."
+	}
+	if len(r.roots) > 0 {
+		// The roots are policy, not secrets: naming them lets the model
+		// correct the path instead of guessing.
+		rem += " Allowed roots: " + strings.Join(r.roots, ", ") + "."
 	}
 	val, _ := w.text(mt)
 	return &message.Rejection{

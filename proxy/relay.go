@@ -96,6 +96,11 @@ func Run(cfg Config) int {
 	// does not inherit an ignored SIGPIPE.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
+	for _, w := range cfg.Policy.RootWarnings(cfg.Argv) {
+		fmt.Fprintln(cfg.Stderr, "mcpguard: warning: "+w)
+		cfg.Log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventWarning, Message: w})
+	}
+
 	reserveProcs()
 	growPipe(cfg.Stdin)
 	growPipe(cfg.Stdout)

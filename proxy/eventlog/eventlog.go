@@ -35,6 +35,7 @@ const (
 	EventDropped   Kind = "dropped"
 	EventFailed    Kind = "failed"
 	EventLimit     Kind = "limit"
+	EventWarning   Kind = "warning" // the policy and the server disagree (a path_scope root that does not exist, ...)
 )
 
 // Action is what mcpguard did with a message, as written in the "action"

@@ -78,7 +78,7 @@ func (t *Tail) Line(line []byte) error {
 // the server's start and exit.
 func shown(r *Record) bool {
 	switch r.Event {
-	case EventRejected, EventAudited, EventMalformed, EventDropped, EventRewritten, EventLimit, EventStart, EventExit:
+	case EventRejected, EventAudited, EventMalformed, EventDropped, EventRewritten, EventLimit, EventStart, EventExit, EventWarning:
 		return true
 	}
 	return r.Action != ActionNone
@@ -101,7 +101,7 @@ func kindColor(r *Record) string {
 	switch {
 	case r.IsRejection():
 		return sgrRed
-	case r.Event == EventAudited:
+	case r.Event == EventAudited || r.Event == EventWarning:
 		return sgrYellow
 	case r.Event == EventRewritten:
 		return sgrCyan
