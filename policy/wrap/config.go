@@ -72,10 +72,16 @@ func Load(loc Location, isGuard func(command string) bool) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Config{Location: loc, src: b}
 	if loc.Unsupported != "" {
-		return c, nil
+		return &Config{Location: loc, src: b}, nil
 	}
+	return parse(loc, b, isGuard)
+}
+
+// parse parses the text of a config file.
+func parse(loc Location, b []byte, isGuard func(command string) bool) (*Config, error) {
+	c := &Config{Location: loc, src: b}
+	var err error
 	if c.root, err = hujson.Parse(b); err != nil {
 		return nil, fmt.Errorf("not valid JSON (comments and trailing commas allowed): %v", err)
 	}

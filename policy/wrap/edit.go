@@ -38,7 +38,11 @@ func (c *Config) guard(s *Server, exe, policy string) error {
 
 	ops := []patchOp{{Op: "replace", Path: s.Pointer + "/command", Value: quote(exe)}}
 	ai := member(obj, "args")
-	var lead, sep hujson.Extra
+	var lead, sep, arrAfter hujson.Extra
+	// hujson moves comments next to an insertion point onto the inserted
+	// value; wrap keeps them where they were.
+	objAfter := slices.Clone(obj.AfterExtra)
+	lastAfter := slices.Clone(obj.Members[len(obj.Members)-1].Value.AfterExtra)
 	if ai < 0 {
 		ops = append(ops, patchOp{Op: "add", Path: s.Pointer + "/args", Value: array(prefix)})
 	} else {
@@ -46,6 +50,7 @@ func (c *Config) guard(s *Server, exe, policy string) error {
 		if !ok {
 			return errors.New("args is not an array")
 		}
+		arrAfter = slices.Clone(arr.AfterExtra)
 		if len(arr.Elements) > 0 {
 			lead = slices.Clone(arr.Elements[0].BeforeExtra)
 		}
@@ -65,19 +70,26 @@ func (c *Config) guard(s *Server, exe, policy string) error {
 		return err
 	}
 	if ai < 0 {
-		// The new member goes last; lay it out like the one before it.
+		// The new member goes last, laid out like the one before it; a
+		// trailing comma stays trailing.
 		n := len(obj.Members)
-		if n >= 2 {
-			prev := obj.Members[n-2]
-			obj.Members[n-1].Name.BeforeExtra = whitespaceOnly(prev.Name.BeforeExtra)
-			obj.Members[n-1].Value.BeforeExtra = whitespaceOnly(prev.Value.BeforeExtra)
+		prev, added := &obj.Members[n-2], &obj.Members[n-1]
+		added.Name.BeforeExtra = whitespaceOnly(prev.Name.BeforeExtra)
+		added.Name.AfterExtra = nil
+		added.Value.BeforeExtra = whitespaceOnly(prev.Value.BeforeExtra)
+		added.Value.AfterExtra = nil
+		if lastAfter != nil {
+			added.Value.AfterExtra = hujson.Extra{}
 		}
-		arr := obj.Members[n-1].Value.Value.(*hujson.Array)
+		prev.Value.AfterExtra = lastAfter
+		obj.AfterExtra = objAfter
+		arr := added.Value.Value.(*hujson.Array)
 		for i := 1; i < len(arr.Elements); i++ {
 			arr.Elements[i].BeforeExtra = hujson.Extra(" ")
 		}
 	} else {
 		arr := obj.Members[member(obj, "args")].Value.Value.(*hujson.Array)
+		arr.AfterExtra = arrAfter
 		arr.Elements[0].BeforeExtra = lead
 		for i := 1; i < len(arr.Elements) && i <= len(prefix); i++ {
 			arr.Elements[i].BeforeExtra = slices.Clone(sep)
@@ -116,6 +128,9 @@ func (c *Config) unguard(s *Server) error {
 		return errors.New(`the word after "--" is not a string`)
 	}
 	lead := slices.Clone(arr.Elements[0].BeforeExtra)
+	arrAfter := slices.Clone(arr.AfterExtra)
+	objAfter := slices.Clone(obj.AfterExtra)
+	trailing := obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
 	ops := []patchOp{{Op: "replace", Path: s.Pointer + "/command", Value: slices.Clone(cmd)}}
 	for range dash + 2 {
 		ops = append(ops, patchOp{Op: "remove", Path: s.Pointer + "/args/0"})
@@ -128,14 +143,25 @@ func (c *Config) unguard(s *Server) error {
 	}
 	ai = member(obj, "args")
 	arr = obj.Members[ai].Value.Value.(*hujson.Array)
+	arr.AfterExtra = arrAfter
 	switch {
 	case len(arr.Elements) > 0:
 		arr.Elements[0].BeforeExtra = lead
-	case ai == len(obj.Members)-1:
+	case ai == len(obj.Members)-1 && ai > 0:
 		// wrap adds args as the last member when an entry has none; an
 		// empty args in that place goes, as it came.
 		if err := c.patch([]patchOp{{Op: "remove", Path: s.Pointer + "/args"}}); err != nil {
 			return err
+		}
+		if obj, err = c.entry(s.Pointer); err != nil {
+			return err
+		}
+		obj.AfterExtra = objAfter
+		last := &obj.Members[len(obj.Members)-1].Value
+		if !trailing {
+			last.AfterExtra = nil
+		} else if last.AfterExtra == nil {
+			last.AfterExtra = hujson.Extra{}
 		}
 	}
 	c.dirty = true
