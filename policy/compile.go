@@ -134,7 +134,7 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 		e := &toolEntry{pattern: name, glob: strings.ContainsAny(name, "*?["), rule: "tools." + name}
 		if e.glob {
 			if err := validGlob(name); err != nil {
-				errs = append(errs, at(ptr, "bad tool glob: "+err.Error()))
+				errs = append(errs, at(ptr, e.rule+": bad tool glob: "+err.Error()))
 				continue
 			}
 		}
@@ -146,7 +146,7 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 		default:
 			var t toolV1
 			if err := unmarshalStrict(raw, &t); err != nil {
-				errs = append(errs, at(ptr, err.Error()))
+				errs = append(errs, at(ptr, e.rule+": "+err.Error()))
 				continue
 			}
 			switch t.Action {
@@ -163,7 +163,7 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 			if t.Schema != nil {
 				s, err := compileArgSchema(t.Schema)
 				if err != nil {
-					errs = append(errs, at(ptr+"/schema", "schema: "+err.Error()))
+					errs = append(errs, at(ptr+"/schema", e.rule+".schema: "+err.Error()))
 					continue
 				}
 				e.schema = s
@@ -177,7 +177,7 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 		ptr := "/ingress/" + strconv.Itoa(i)
 		rule, err := compileIngress(r, lookup)
 		if err != nil {
-			errs = append(errs, at(ptr, err.Error()))
+			errs = append(errs, at(ptr, fmt.Sprintf("ingress[%d]: %v", i, err)))
 			continue
 		}
 		rule.rule = fmt.Sprintf("ingress[%d]", i)
@@ -187,7 +187,7 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 		ptr := "/egress/" + strconv.Itoa(i)
 		rule, err := compileEgress(r)
 		if err != nil {
-			errs = append(errs, at(ptr, err.Error()))
+			errs = append(errs, at(ptr, fmt.Sprintf("egress[%d]: %v", i, err)))
 			continue
 		}
 		rule.rule = fmt.Sprintf("egress[%d]", i)

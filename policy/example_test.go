@@ -14,7 +14,7 @@ func ExampleLoad() {
 	_, err := policy.Load("fs.yaml", []byte("version: 1\nmode: lenient\n"), os.LookupEnv)
 	fmt.Println(err)
 	// Output:
-	// fs.yaml:2:7: mode: Value lenient should be one of the allowed values: enforce, audit
+	// fs.yaml:2:7: mode: `lenient` is not a valid mode; allowed: enforce, audit
 }
 
 // Evaluate gives the verdict one message from the agent would get, as the

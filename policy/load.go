@@ -229,16 +229,12 @@ func validateAgainstSchema(doc []byte, at func(pointer, msg string) *Error) Erro
 	}
 	var errs Errors
 	seen := map[string]bool{}
-	for _, f := range schemaFailures(res) {
-		msg := f.Message
-		if f.InstancePath != "" {
-			msg = strings.TrimPrefix(strings.ReplaceAll(f.InstancePath, "/", "."), ".") + ": " + msg
-		}
-		if seen[msg] {
+	for _, e := range explainFailures(doc, schemaFailures(res)) {
+		if seen[e.message] {
 			continue
 		}
-		seen[msg] = true
-		errs = append(errs, at(f.InstancePath, msg))
+		seen[e.message] = true
+		errs = append(errs, at(e.pointer, e.message))
 	}
 	sort.SliceStable(errs, func(i, j int) bool {
 		if errs[i].Line != errs[j].Line {
