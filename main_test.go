@@ -193,3 +193,23 @@ func TestTailFollowExitsOnSpike(t *testing.T) {
 		t.Fatal("tail --follow did not exit on the spike")
 	}
 }
+
+func TestWrapCommandsUsage(t *testing.T) {
+	home := t.TempDir()
+	for _, args := range [][]string{
+		{"wrap", "--home", home, "--client", "notepad"},
+		{"wrap", "--home", home, "--init"},
+		{"wrap", "--home", home, "extra"},
+		{"unwrap", "--home", home, "--", "npx"},
+		{"status", "--home", home, "--client", "emacs"},
+	} {
+		status, stdout, stderr := runCLI(t, "", args...)
+		if status != 2 || stdout != "" || stderr == "" {
+			t.Errorf("%q: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+		}
+	}
+	// No configs: nothing to do, status 0.
+	if status, stdout, stderr := runCLI(t, "", "wrap", "--home", home, "--project", home); status != 0 || !strings.Contains(stdout, "no agent configs found") {
+		t.Errorf("empty home: status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+}

@@ -13,7 +13,11 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tailscale/hujson"
 )
+
+// hujsonStandardize reads JSONC as Cursor and VS Code do.
+func hujsonStandardize(b []byte) ([]byte, error) { return hujson.Standardize(b) }
 
 // runMcpguard runs the mcpguard binary with args under env and returns its
 // stdout, stderr and status.
@@ -179,4 +183,61 @@ func TestWrapClaudeCodeEntry(t *testing.T) {
 func quoteJSON(s string) string {
 	b, _ := jsonv2.Marshal(s)
 	return string(b)
+}
+
+// TestWrapInitStarterPolicy: `wrap --policy-dir --init` runs init for a
+// server no shipped policy fits (our test server, started by init the way
+// `mcpguard init` starts it), writes the starter policy into the policy
+// directory, and the entry references it; the policy passes
+// `mcpguard check`, and the wrapped entry serves the Go SDK client.
+func TestWrapInitStarterPolicy(t *testing.T) {
+	requireGuard(t)
+	home := t.TempDir()
+	dir := filepath.Join(home, ".cursor")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "mcp.json")
+	orig := []byte("{\n  // the test server\n  \"mcpServers\": {\n    \"hostile\": {\"command\": " + quoteJSON(testserverBin) + "},\n  },\n}\n")
+	if err := os.WriteFile(config, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cleanEnv(home)
+	policyDir := filepath.Join(home, "policies")
+	out, errOut, code := runMcpguard(t, env, "wrap", "--project", t.TempDir(), "--policy-dir", policyDir, "--init")
+	if code != 0 {
+		t.Fatalf("wrap --init: status %d\n%s%s", code, out, errOut)
+	}
+	policyPath := filepath.Join(policyDir, "cursor-hostile.yaml")
+	text, err := os.ReadFile(policyPath)
+	if err != nil || !strings.Contains(string(text), "\nmode: audit\n") {
+		t.Fatalf("no starter policy at %s (%v):\n%s\n%s%s", policyPath, err, text, out, errOut)
+	}
+	if _, errOut, code := runMcpguard(t, env, "check", policyPath); code != 0 {
+		t.Fatalf("check: %d %s", code, errOut)
+	}
+	wrapped, _ := os.ReadFile(config)
+	want := "{\"command\": " + quoteJSON(mcpguardBin) + ", \"args\": [\"--policy\", " + quoteJSON(policyPath) + ", \"--\", " + quoteJSON(testserverBin) + "]}"
+	if realBin, _ := filepath.EvalSymlinks(mcpguardBin); realBin != mcpguardBin {
+		want = strings.Replace(want, quoteJSON(mcpguardBin), quoteJSON(realBin), 1)
+	}
+	if !strings.Contains(string(wrapped), want) || !strings.HasPrefix(string(wrapped), "{\n  // the test server\n") {
+		t.Fatalf("wrapped config:\n%s\nwant the entry %s", wrapped, want)
+	}
+	var doc struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	std, err := hujsonStandardize(wrapped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonv2.Unmarshal(std, &doc); err != nil {
+		t.Fatal(err)
+	}
+	e := doc.MCPServers["hostile"]
+	cs := connect(t, nil, append([]string{e.Command}, e.Args...)...)
+	listTools(t, cs)
 }

@@ -75,6 +75,10 @@ func (c *Config) guard(s *Server, exe, policy string) error {
 		n := len(obj.Members)
 		prev, added := &obj.Members[n-2], &obj.Members[n-1]
 		added.Name.BeforeExtra = whitespaceOnly(prev.Name.BeforeExtra)
+		if n == 2 && !bytes.Contains(added.Name.BeforeExtra, []byte("\n")) {
+			// {"command": "x"}: the first member follows the brace, not a comma
+			added.Name.BeforeExtra = hujson.Extra(" ")
+		}
 		added.Name.AfterExtra = nil
 		added.Value.BeforeExtra = whitespaceOnly(prev.Value.BeforeExtra)
 		added.Value.AfterExtra = nil

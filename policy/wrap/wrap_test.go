@@ -511,3 +511,24 @@ func TestShippedRootsLines(t *testing.T) {
 		}
 	}
 }
+
+func TestCommitRefusesAFileChangedMeanwhile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(p, []byte(`{"written":"by the client meanwhile"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := commit(p, []byte(`{"as":"read"}`), []byte(`{"as":"wrapped"}`))
+	if err == nil || !strings.Contains(err.Error(), "changed while") {
+		t.Fatalf("commit: %v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != `{"written":"by the client meanwhile"}` {
+		t.Errorf("the file was overwritten: %s", b)
+	}
+	if _, err := os.Stat(p + BackupSuffix); err == nil {
+		t.Error("a backup was written")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(p))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left: %v", entries)
+	}
+}
