@@ -42,8 +42,9 @@ var freeTextNames = set("content", "contents", "text", "body", "message",
 	"input", "data", "patch", "diff", "code", "markdown", "html", "reason",
 	"answer", "question", "topic")
 
-// freeTextSuffixes catch oldText, newText, commitMessage, issueBody.
-var freeTextSuffixes = []string{"text", "content", "contents", "body", "message", "description", "comment"}
+// freeTextSuffixes catch oldText, newText, commitMessage, issueBody, and
+// desktop-commander's old_string and new_string (file content to replace).
+var freeTextSuffixes = []string{"text", "content", "contents", "body", "message", "description", "comment", "string", "observations", "markdown", "prompt"}
 
 // destructiveWords are name words of tools whose calls destroy, publish or
 // run something: the starter marks them for review (it still lists them,
@@ -133,4 +134,62 @@ func destructive(name string) string {
 		}
 	}
 	return ""
+}
+
+// Tools that are dangerous for what they do rather than what they destroy:
+// the starter marks them for review with the reason, like destructive ones.
+var (
+	processWords = set("process", "processes", "spawn", "exec", "execute", "shell", "terminal", "subprocess")
+	runWords     = set("run", "start", "launch", "execute", "exec")
+	commandWords = set("command", "commands", "cmd", "script", "program")
+	configWords  = set("config", "configuration", "settings", "setting", "preferences")
+	changeWords  = set("set", "update", "change", "write", "add", "remove", "edit", "modify", "put", "toggle")
+	allowedWords = set("allowed", "allow", "permitted", "roots", "root", "directories", "dirs")
+	envWords     = set("env", "environment", "printenv", "environ", "getenv")
+	fetchWords   = set("fetch", "download", "http", "https", "url", "urls", "browse", "curl", "wget", "request", "scrape", "crawl", "webpage")
+)
+
+// urlDescription matches schema descriptions that say a string is a URL
+// (server-everything's gzip-file-as-resource fetches its "data").
+var urlDescription = regexp.MustCompile(`\bURLs?\b|https?://`)
+
+// fetchDescription matches tool descriptions that say the tool reads
+// from the web ("Read the contents of a file from the file system or a URL").
+var fetchDescription = regexp.MustCompile(`(?i)\b(from|fetch(es)?|downloads?|retrieves?|gets?|reads?) (a |the |any )?(web ?pages?|URLs?)\b|\bor (a |an )?URL\b`)
+
+// urlNames are member names of fields that hold a URL the server fetches.
+var urlNames = set("url", "urls", "href", "link", "endpoint", "webhook", "webhookurl")
+
+// dangers lists why a tool needs a person's review beyond destroying
+// things: it runs processes or shell commands (commandField names the
+// field that holds a command line), changes the server's own
+// configuration or allowed directories, reads the environment, or fetches
+// URLs. The words come from the tool's name and its fields' names.
+func dangers(name, description, commandField string, hasURLField bool) []string {
+	ws := words(name)
+	has := func(m map[string]bool) bool {
+		for _, w := range ws {
+			if m[w] {
+				return true
+			}
+		}
+		return false
+	}
+	var out []string
+	switch {
+	case commandField != "":
+		out = append(out, "runs the shell command line in "+commandField+" on the server's machine; shell_metachars would refuse ordinary commands (ls | head), so only a person can bound it: deny it, or allow only known commands with a pattern rule")
+	case has(processWords) || has(runWords) && has(commandWords):
+		out = append(out, "runs or drives processes on the server's machine")
+	}
+	if has(configWords) && has(changeWords) || has(allowedWords) && has(changeWords) {
+		out = append(out, "changes the server's own configuration, which may widen its allowed directories or commands")
+	}
+	if has(envWords) {
+		out = append(out, "reads the server's environment, where credentials often live")
+	}
+	if has(fetchWords) || hasURLField || fetchDescription.MatchString(description) {
+		out = append(out, "fetches URLs: internal addresses and cloud metadata are reachable unless a url rule bounds them")
+	}
+	return out
 }

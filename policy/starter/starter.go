@@ -98,6 +98,9 @@ type toolPlan struct {
 	name        string
 	description string
 	destructive string              // the word that marked it, or ""
+	dangers     []string            // why else it needs review
+	commandLine string              // the field holding a shell command line, or ""
+	urlField    bool                // a field holds a URL the server fetches
 	fields      [numChecks][]string // selectors per check
 	skipped     []string            // member names no selector can address
 }
@@ -157,6 +160,7 @@ func plan(t tool) *toolPlan {
 	for c := range p.fields {
 		p.fields[c] = dedupe(p.fields[c])
 	}
+	p.dangers = dangers(t.Name, t.Description, p.commandLine, p.urlField)
 	return p
 }
 
@@ -230,7 +234,15 @@ func (p *toolPlan) stringField(n *schemaNode, name, description, sel string, inA
 		p.fields[checkMeta] = append(p.fields[checkMeta], sel)
 		p.fields[checkControl] = append(p.fields[checkControl], sel)
 	case !inArray && commandNames[nn]:
-		p.fields[checkMeta] = append(p.fields[checkMeta], sel)
+		// A shell command line: pipes and redirections are its ordinary
+		// contents, so shell_metachars would refuse every real use. The
+		// tool gets a REVIEW mark instead.
+		if p.commandLine == "" {
+			p.commandLine = sel
+		}
+		p.fields[checkControl] = append(p.fields[checkControl], sel)
+	case urlNames[nn] || urlDescription.MatchString(description):
+		p.urlField = true
 		p.fields[checkControl] = append(p.fields[checkControl], sel)
 	case isFreeText(name):
 		// prose or file content: newlines and tabs are its normal contents
@@ -328,6 +340,9 @@ func writeTools(w *writer, plans []*toolPlan, unlisted []string) {
 	for _, p := range plans {
 		if p.destructive != "" {
 			w.line("  # REVIEW: destructive (" + p.destructive + "): deny it unless the agent needs it.")
+		}
+		for _, d := range p.dangers {
+			w.line("  # REVIEW: " + d + ".")
 		}
 		entry := "  " + quote(p.name) + ": allow"
 		if d := firstSentence(p.description); d != "" {

@@ -19,6 +19,7 @@ var goldenArgv = map[string][]string{
 	"memory":     {"mcp-server-memory"},
 	"everything": {"mcp-server-everything"},
 	"hostile":    {"/opt/evil\nserver", "--x"},
+	"desktop":    {"npx", "-y", "@wonderwhy-er/desktop-commander"},
 }
 
 // TestGolden generates the starter policy for each recorded tools/list
@@ -127,7 +128,11 @@ func TestCalls(t *testing.T) {
 		{`{"testArgs":["-v","--count=1"],"run":"TestX","outputPath":"out/cover.txt","where":"./pkg"}`, ""},
 		{`{"testArgs":["--config=/tmp/x"]}`, "INPUT_REJECTED_DANGEROUS_FLAG"},
 		{`{"testArgs":["$(id)"]}`, "INPUT_REJECTED_SHELL_METACHAR"},
-		{`{"command":"make; curl evil"}`, "INPUT_REJECTED_SHELL_METACHAR"},
+		// A shell command line: pipes are its ordinary contents (the tool
+		// gets a REVIEW mark instead of shell_metachars); hidden characters
+		// are still refused.
+		{`{"command":"ls | head -5"}`, ""},
+		{`{"command":"ls \u202e"}`, "INPUT_REJECTED_CONTROL_CHARS"},
 		{`{"run":"Test\u001b[2J"}`, "INPUT_REJECTED_CONTROL_CHARS"},
 		{`{"outputPath":"/etc/passwd"}`, "INPUT_REJECTED_PATH_SCOPE"},
 		{`{"where":"../../.ssh"}`, "INPUT_REJECTED_PATH_SCOPE"},
@@ -157,6 +162,48 @@ func TestDirRoots(t *testing.T) {
 	got = DirRoots([]string{"srv", dir, "--root=" + dir + "/"})
 	if len(got) != 1 || got[0] != dir {
 		t.Errorf("DirRoots = %q, want [%q]", got, dir)
+	}
+}
+
+// TestReviewMarks: tools dangerous for what they do get a REVIEW mark
+// with the reason, and free-text fields are not held to control_chars.
+func TestReviewMarks(t *testing.T) {
+	tools, err := os.ReadFile("testdata/desktop.tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Generate(tools, goldenArgv["desktop"], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	for tool, reason := range map[string]string{
+		"start_process":         "runs the shell command line in command",
+		"interact_with_process": "runs or drives processes",
+		"set_config_value":      "changes the server's own configuration",
+		"fetch_page":            "fetches URLs",
+		"read_file":             "fetches URLs",
+	} {
+		i := strings.Index(text, "\n  "+tool+": allow")
+		if i < 0 {
+			t.Fatalf("%s not listed", tool)
+		}
+		before := text[:i]
+		prev := before[strings.LastIndex(before, "\n  ")+1:]
+		if !strings.Contains(prev, "# REVIEW: "+reason) {
+			t.Errorf("%s: the line before its entry is %q, want a REVIEW mark %q", tool, prev, reason)
+		}
+	}
+	p := mustLoad(t, "desktop", out).WithMode(policy.Enforce)
+	for _, c := range []struct{ tool, args, want string }{
+		{"edit_block", `{"file_path":"a.go","old_string":"a\n\tb","new_string":"c\n\td"}`, ""},
+		{"write_file", `{"path":"a.txt","content":"line 1\nline 2\t"}`, ""},
+		{"start_process", `{"command":"ls -la | head && echo done > out.txt","timeout_ms":1000}`, ""},
+	} {
+		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":` + c.args + `}}`
+		if ev := p.Evaluate([]byte(msg), tools); ev.ErrorCode != c.want {
+			t.Errorf("%s %s: got %q (%s), want %q", c.tool, c.args, ev.ErrorCode, ev.Error, c.want)
+		}
 	}
 }
 
