@@ -240,7 +240,8 @@ func (c *command) app() *cli.App {
 func configFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "client", Usage: "only the configs of client `NAME` (" + strings.Join(wrap.Clients, ", ") + "); repeatable"},
-		&cli.StringSliceFlag{Name: "project", Usage: "also the project configs in `DIR` (default: the working directory; ~/.claude.json's projects are always read); repeatable"},
+		&cli.StringSliceFlag{Name: "project", Usage: "the project configs in `DIR` (default: the working directory); repeatable"},
+		&cli.BoolFlag{Name: "all-projects", Usage: "also every project directory ~/.claude.json names (status always reads them)"},
 		&cli.StringFlag{Name: "home", Usage: "look for user configs under `DIR` instead of $HOME", Hidden: true},
 	}
 }
@@ -248,14 +249,14 @@ func configFlags() []cli.Flag {
 // wrapCommand is `mcpguard wrap` (guard) or `mcpguard unwrap`.
 func (c *command) wrapCommand(name, usage string, guard bool) *cli.Command {
 	flags := append(configFlags(), &cli.BoolFlag{Name: "dry-run", Usage: "print the diff of every file it would change; change nothing"})
-	usageText := "mcpguard unwrap [--client NAME]... [--project DIR]... [--dry-run]"
+	usageText := "mcpguard unwrap [--client NAME]... [--project DIR]... [--all-projects] [--dry-run]"
 	if guard {
 		flags = append(flags,
 			&cli.StringFlag{Name: "policy-dir", Usage: "write a policy per server into `DIR` (a copy of the shipped one that fits) and reference it"},
 			&cli.BoolFlag{Name: "init", Usage: "with --policy-dir: run mcpguard init for servers no shipped policy fits (starts each)"},
 			&cli.DurationFlag{Name: "timeout", Usage: "with --init: how long each server gets to list its tools", Value: 60 * time.Second},
 			&cli.StringFlag{Name: "command", Usage: "the mcpguard `PATH` written into entries", DefaultText: "this binary's absolute path"})
-		usageText = "mcpguard wrap [--client NAME]... [--project DIR]... [--dry-run] [--policy-dir DIR [--init]] [--command PATH]"
+		usageText = "mcpguard wrap [--client NAME]... [--project DIR]... [--all-projects] [--dry-run] [--policy-dir DIR [--init]] [--command PATH]"
 	}
 	return &cli.Command{Name: name, Usage: usage, UsageText: usageText, Flags: flags,
 		Action: c.action(func(ctx *cli.Context) (int, error) {
@@ -305,6 +306,7 @@ func (c *command) wrapOptions(ctx *cli.Context) (wrap.Options, error) {
 	if err != nil {
 		return wrap.Options{}, err
 	}
+	env.AllProjects = ctx.Bool("all-projects")
 	// The absolute path of this binary, so that clients started without the
 	// user's PATH (Claude Desktop from the dock) find it; "mcpguard" (a PATH
 	// lookup) when the OS cannot say.

@@ -31,7 +31,12 @@ type Env struct {
 	Home       string   // the user's home directory
 	ConfigHome string   // $XDG_CONFIG_HOME; default Home/.config
 	CodexHome  string   // $CODEX_HOME; default Home/.codex
-	Projects   []string // project directories to look into, besides those ~/.claude.json names
+	Projects   []string // project directories to look into
+	// AllProjects also looks into every project directory ~/.claude.json
+	// names (Claude Code records each directory it ran in). Their files are
+	// often committed, so wrap edits them only when asked; status lists
+	// them all.
+	AllProjects bool
 }
 
 // EnvFromOS reads HOME, XDG_CONFIG_HOME and CODEX_HOME; home, when not
@@ -134,7 +139,9 @@ func Locate(e Env, clients []string) []Location {
 	add(l)
 
 	projects := append([]string(nil), e.Projects...)
-	projects = append(projects, claudeProjects(claudeJSON)...)
+	if e.AllProjects {
+		projects = append(projects, claudeProjects(claudeJSON)...)
+	}
 	seenDir := map[string]bool{}
 	for _, dir := range projects {
 		if !filepath.IsAbs(dir) {

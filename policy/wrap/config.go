@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -139,6 +140,9 @@ func (c *Config) collect(ptr, project string, isGuard func(string) bool) error {
 	return nil
 }
 
+// windowsPath is a drive-letter or UNC path: a config from Windows.
+var windowsPath = regexp.MustCompile(`^([A-Za-z]:[\\/]|\\\\)`)
+
 // remoteKeys are the members that give a server's URL: url (most clients),
 // serverUrl (Windsurf), httpUrl (Gemini CLI).
 var remoteKeys = []string{"url", "serverUrl", "httpUrl"}
@@ -200,6 +204,10 @@ func classify(s *Server, v hujson.Value, isGuard func(string) bool) {
 		return
 	}
 	s.Argv = append([]string{command}, args...)
+	if windowsPath.MatchString(command) {
+		s.Kind, s.Note = Unusable, "a Windows command; mcpguard does not run on Windows"
+		return
+	}
 	if strings.ContainsAny(command, " \t") && !isFile(command) {
 		// Some clients run command through a shell, some do not: the
 		// split a shell would make is not ours to guess.

@@ -10,8 +10,10 @@
 // # Configs
 //
 // Each client's files, where they exist (user files first, then those of
-// each project: the working directory or --project DIRs, and every project
-// ~/.claude.json names):
+// each project: the working directory or --project DIRs; with
+// --all-projects, and always for status, also every directory
+// ~/.claude.json names, whose committed files wrap does not touch
+// unasked):
 //
 //   - claude-desktop: ~/Library/Application Support/Claude/claude_desktop_config.json
 //     and $XDG_CONFIG_HOME/Claude/claude_desktop_config.json, key mcpServers;
@@ -48,7 +50,8 @@
 // bridge to a remote server (mcp-remote) is a stdio server and is wrapped.
 // An entry whose command holds spaces and is no file is skipped: some
 // clients run command through a shell and some do not, and the split a
-// shell would make is not for wrap to guess.
+// shell would make is not for wrap to guess. So is a Windows command (a
+// drive letter or UNC path): mcpguard does not run on Windows.
 //
 // An entry whose command is mcpguard (the path wrap writes, or any program
 // named mcpguard) is guarded: wrap leaves it alone, so wrapping twice
@@ -73,6 +76,10 @@
 // (which every client reads alike).
 //
 // # Writes
+//
+// Project files (.mcp.json, .vscode/mcp.json) are often committed: the
+// absolute paths wrap writes there are this machine's, and wrap says so
+// when it changes one.
 //
 // Before a file changes, FILE.mcpguard-backup receives the file as it was
 // (it holds the state before the latest change). The backup and the new

@@ -23,11 +23,13 @@ type StatusOptions struct {
 	Lock func(s Server) string
 }
 
-// Status writes one line per configured server of every config found:
+// Status writes one line per configured server of every config found
+// (in every project ~/.claude.json names, too):
 // client and file, whether mcpguard guards it and with which policy, its
 // lock state, and its rejections in the log. It returns 1 when a config
 // could not be read.
 func Status(o Options, so StatusOptions) (int, error) {
+	o.Env.AllProjects = true
 	cfgs, errs := o.load()
 	status := 0
 	for _, err := range errs {

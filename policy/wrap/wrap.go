@@ -94,6 +94,9 @@ func (o *Options) run(wrap bool) (int, error) {
 				header += ": NOT CHANGED"
 			} else {
 				header += ": changed (backup: " + Display(c.Path, o.Env.Home) + BackupSuffix + ")"
+				if c.Scope != "user" {
+					header += "\n  (a project file: if it is committed, the paths written are this machine's; --command mcpguard writes a PATH lookup)"
+				}
 			}
 		}
 		if failed {

@@ -53,7 +53,7 @@ func fixtureHome(t *testing.T) (string, map[string][]byte) {
 
 func testOptions(home string, out, errw *bytes.Buffer) Options {
 	return Options{
-		Env:    Env{Home: home},
+		Env:    Env{Home: home, AllProjects: true},
 		Exe:    testExe,
 		Stdout: out,
 		Stderr: errw,
@@ -131,7 +131,7 @@ func servers(t *testing.T, loc Location) map[string][]string {
 
 func TestWrapUnwrapRoundTrip(t *testing.T) {
 	home, orig := fixtureHome(t)
-	env := Env{Home: home}
+	env := Env{Home: home, AllProjects: true}
 	locs := Locate(env, nil)
 	if len(locs) != len(orig) {
 		t.Fatalf("found %d configs, want every one of the %d fixtures: %v", len(locs), len(orig), locs)
@@ -472,6 +472,9 @@ func TestStatus(t *testing.T) {
 	if f := find(ClaudeCode, "sentry"); f[2] != "remote" || f[3] != "http" {
 		t.Errorf("sentry line: %q", f)
 	}
+	if f := find(ClaudeDesktop, "windows"); f[2] != "skipped" || !strings.Contains(out.String(), "windows: a Windows command; mcpguard does not run on Windows") {
+		t.Errorf("windows line: %q", f)
+	}
 	if f := find(Codex, "?"); f[2] != "not" {
 		t.Errorf("codex line: %q", f)
 	}
@@ -530,5 +533,32 @@ func TestCommitRefusesAFileChangedMeanwhile(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(p))
 	if len(entries) != 1 {
 		t.Errorf("temporary files left: %v", entries)
+	}
+}
+
+func TestWrapLeavesOtherProjectsAlone(t *testing.T) {
+	home, orig := fixtureHome(t)
+	var out, errw bytes.Buffer
+	o := testOptions(home, &out, &errw)
+	o.Env.AllProjects = false
+	if st, err := Wrap(o); err != nil || st != 0 {
+		t.Fatalf("status %d, %v", st, err)
+	}
+	now := snapshot(t, home, orig)
+	for rel := range orig {
+		changed := !bytes.Equal(now[rel], orig[rel])
+		wantChange := !strings.HasPrefix(rel, "project/") && rel != ".codex/config.toml"
+		if changed != wantChange {
+			t.Errorf("%s: changed %v; only the project files (and codex) must be left alone", rel, changed)
+		}
+	}
+	// A project given by name is handled.
+	o.Env.Projects = []string{filepath.Join(home, "project")}
+	out.Reset()
+	if st, err := Wrap(o); err != nil || st != 0 {
+		t.Fatalf("status %d, %v", st, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "project", ".mcp.json")); bytes.Equal(b, orig["project/.mcp.json"]) {
+		t.Error("the named project was not wrapped")
 	}
 }
