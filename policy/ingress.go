@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/mcpguard/mcpguard/policy/message"
@@ -19,10 +20,26 @@ const (
 	CodeOther      = "INPUT_REJECTED_OTHER"
 )
 
-// Ingress judges a request or notification from the agent. Only requests
-// are judged (a notification has no arguments a policy checks): tools/call
-// always, prompts/get and resources/read where a rule names them.
+// Ingress judges a request or notification from the agent by its method,
+// whatever its shape. A request method sent without an id (a tools/call
+// as a notification) is refused: a server may run it all the same, and
+// it would reach it unjudged; there is no one to reply to, so the relay
+// only logs it. Notifications (notifications/...) carry nothing a policy
+// checks. Requests: tools/call always; prompts/get, resources/read,
+// resources/subscribe, resources/unsubscribe and completion/complete where
+// a rule names them.
 func (s *Session) Ingress(m *message.Message) Verdict {
+	if m.Kind == message.Notification {
+		if strings.HasPrefix(m.Method, "notifications/") {
+			return Verdict{}
+		}
+		return Verdict{Rejection: &message.Rejection{
+			ErrorCode:   message.CodeMalformed,
+			Error:       "rejected MCP input: " + clean(m.Method) + " is a request method sent without an id (as a notification); it is not forwarded",
+			Remediation: "Send requests with an id.",
+			Tool:        clean(m.Name),
+		}}
+	}
 	if m.Kind != message.Request {
 		return Verdict{}
 	}
@@ -32,9 +49,11 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 		rej = s.checkToolCall(m)
 	case "prompts/get":
 		rej = s.checkRules(m.Method, m.Name, m.Arguments, false)
-	case "resources/read":
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		args, _ := json.Marshal(map[string]string{"uri": m.URI})
 		rej = s.checkRules(m.Method, "", args, false)
+	case "completion/complete":
+		rej = s.checkCompletion(m)
 	default:
 		return Verdict{}
 	}
@@ -75,6 +94,7 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 		return nil
 	}
 	w := walkers.Get().(*walker)
+	w.session = s
 	defer w.release()
 	if rej := w.parseArgs(m.Arguments, tool); rej != nil {
 		return rej
@@ -172,6 +192,7 @@ func (s *Session) checkRules(method, name string, raw []byte, validated bool) *m
 		return nil
 	}
 	w := walkers.Get().(*walker)
+	w.session = s
 	defer w.release()
 	if rej := w.parseArgs(raw, name); rej != nil {
 		return rej
@@ -206,7 +227,7 @@ func (p *Policy) rulesFor(method, name string) []*ingressRule {
 func (r *ingressRule) appliesTo(method, name string) bool {
 	for _, m := range r.methods {
 		if m == method {
-			return method == "resources/read" || globsMatch(r.tools, name)
+			return uriMethod(method) || globsMatch(r.tools, name)
 		}
 	}
 	return false
@@ -218,6 +239,9 @@ func (r *ingressRule) appliesTo(method, name string) bool {
 // fields legitimate (the check has nothing to say about a number).
 func (w *walker) checkArgs(rs []*ingressRule, name string, validated bool) *message.Rejection {
 	w.tool, w.validated = name, validated
+	if w.session != nil {
+		w.bases = w.session.relativeBases()
+	}
 	for _, r := range rs {
 		for i := range r.fields {
 			sel := &r.fields[i]
@@ -269,7 +293,11 @@ func (w *walker) judge(mt match) *message.Rejection {
 	r, tool, validated := w.rule, w.tool, w.validated
 	var f *rules.Finding
 	if s, ok := w.text(mt); ok {
-		f = r.check.Check(s)
+		if bc, based := r.check.(basedCheck); based && len(w.bases) > 0 {
+			f = bc.CheckFrom(s, w.bases)
+		} else {
+			f = r.check.Check(s)
+		}
 	} else {
 		switch w.tree.nodes[mt.node].kind {
 		case argObject, argArray:
@@ -332,3 +360,65 @@ func typeConfusion(code string) *rules.Finding {
 // clean canonicalises caller-controlled text (tool names, member names in
 // field paths) before it goes into a rejection or a log line.
 func clean(s string) string { return canon.FreeText(s, 256) }
+
+// uriMethod reports whether method's rules select into {uri} and match
+// every request of it, whatever their tools: say.
+func uriMethod(method string) bool {
+	switch method {
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		return true
+	}
+	return false
+}
+
+// checkCompletion judges a completion/complete request: the value being
+// completed is an argument of a prompt (ref/prompt: its name is the name
+// rules match with tools:) or of a resource template (ref/resource: its
+// uri). Rules see the arguments as prompts/get would carry them: first
+// context.arguments, the values already chosen, then {argument.name:
+// argument.value}. A server may act on the partial value (look it up, list
+// a directory), so it is judged like a whole one.
+func (s *Session) checkCompletion(m *message.Message) *message.Rejection {
+	var ref struct {
+		Ref struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"ref"`
+	}
+	if err := unmarshalLoose(m.Params, &ref); err != nil {
+		return &message.Rejection{ErrorCode: message.CodeMalformed,
+			Error: "rejected MCP input: completion/complete ref cannot be decoded", Remediation: "Send ref with a string type and name or uri."}
+	}
+	name := ref.Ref.Name
+	if ref.Ref.Type == "ref/resource" {
+		name = ref.Ref.URI
+	}
+	if len(s.p.rulesFor(m.Method, name)) == 0 {
+		return nil
+	}
+	var p struct {
+		Argument struct {
+			Name  string `json:"name"`
+			Value string `json:"value"`
+		} `json:"argument"`
+		Context struct {
+			Arguments jsontext.Value `json:"arguments"`
+		} `json:"context"`
+	}
+	if err := unmarshalLoose(m.Params, &p); err != nil {
+		return &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(name),
+			Error: "rejected MCP input: completion/complete params cannot be decoded", Remediation: "Send ref, and argument with a string name and value."}
+	}
+	if ctx := p.Context.Arguments; len(ctx) > 0 && ctx.Kind() != 'n' {
+		if rej := s.checkRules(m.Method, name, ctx, false); rej != nil {
+			return rej
+		}
+	}
+	arg, err := json.Marshal(map[string]string{p.Argument.Name: p.Argument.Value})
+	if err != nil {
+		return &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(name),
+			Error: "rejected MCP input: completion/complete argument cannot be read", Remediation: "Send argument with a string name and value."}
+	}
+	return s.checkRules(m.Method, name, arg, false)
+}

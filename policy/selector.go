@@ -152,6 +152,8 @@ type walker struct {
 	sorted    bool
 	rej       *message.Rejection
 	path      []pathElem
+	session   *Session // whose client roots path_scope also reads relative paths against
+	bases     []string // those roots, for this evaluation
 }
 
 // judgeSelector walks sel over the arguments with rule r and returns the

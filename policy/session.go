@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -144,6 +145,10 @@ type Session struct {
 	// offline (mcpguard eval without a tools list) skips server_schema
 	// checks of tools whose schema is unknown instead of refusing them.
 	offline bool
+
+	// clientRoots are the directories of the client's last roots/list
+	// answer that the policy accepted (see RootsAnswer).
+	clientRoots atomic.Pointer[[]string]
 }
 
 // AwaitsServerSchema reports whether m is a tools/call that

@@ -1,0 +1,119 @@
+package policy
+
+import (
+	"errors"
+	"net/url"
+	"path/filepath"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules"
+)
+
+// ErrBadRootsAnswer is RootsAnswer's error for an answer whose roots cannot
+// be read: the relay refuses it rather than let the server read it.
+var ErrBadRootsAnswer = errors.New("the client's roots/list answer has no readable roots array")
+
+// RootsAnswer judges the agent's answer to a roots/list request of the
+// server. A client's roots replace the directories a server such as
+// server-filesystem may touch, so an agent that answers with "/" would
+// widen the server past every path_scope root of the policy. Each root
+// must be a file: URI that a path_scope rule of the policy accepts as a
+// whole (every reading of it inside one of that rule's roots); the others
+// are removed from the answer, and each removal is a Rewrite for the log.
+// The roots kept become bases against which path_scope reads relative
+// paths from then on (the server reads them against its roots).
+//
+// A policy without path_scope rules has no roots to hold the answer to:
+// it is relayed as it came. An error answer is relayed as it came. An
+// answer without a readable roots array is refused (ErrBadRootsAnswer).
+func (s *Session) RootsAnswer(m *message.Message) ([]byte, []Rewrite, error) {
+	scopes := s.p.pathScopes()
+	if len(scopes) == 0 || m.Result == nil {
+		return m.Raw, nil, nil
+	}
+	if memberKind(m.Result, "roots") != '[' {
+		return nil, nil, ErrBadRootsAnswer
+	}
+	var kept []jsontext.Value
+	var bases []string
+	var rewrites []Rewrite
+	err := eachArrayMember(m.Result, "roots", func(i int, v jsontext.Value) error {
+		var root struct {
+			URI string `json:"uri"`
+		}
+		if unmarshalLoose(v, &root) == nil {
+			if path, ok := rootPath(root.URI); ok && acceptedBySome(scopes, root.URI) {
+				kept = append(kept, v)
+				bases = append(bases, path)
+				return nil
+			}
+		}
+		rewrites = append(rewrites, Rewrite{Field: "result.roots[" + strconv.Itoa(i) + "]", Canonicaliser: "root_outside_policy", Removed: len(v)})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, ErrBadRootsAnswer
+	}
+	s.setClientRoots(bases)
+	if len(rewrites) == 0 {
+		return m.Raw, nil, nil
+	}
+	out, err := replaceMember(m.Raw, "result", "roots", kept)
+	if err != nil {
+		return nil, nil, ErrBadRootsAnswer
+	}
+	return out, rewrites, nil
+}
+
+func acceptedBySome(scopes []*rules.PathScope, uri string) bool {
+	for _, ps := range scopes {
+		if ps.Check(uri) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// rootPath is the absolute path a file: root URI names (file:///x,
+// file://localhost/x), cleaned; ok is false for anything else.
+func rootPath(uri string) (string, bool) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || u.Host != "" && u.Host != "localhost" ||
+		u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || !filepath.IsAbs(u.Path) {
+		return "", false
+	}
+	return filepath.Clean(u.Path), true
+}
+
+// pathScopes lists the path_scope checks of the policy's ingress rules.
+func (p *Policy) pathScopes() []*rules.PathScope {
+	var out []*rules.PathScope
+	for _, r := range p.ingress {
+		if ps, ok := r.check.(*rules.PathScope); ok {
+			out = append(out, ps)
+		}
+	}
+	return out
+}
+
+// setClientRoots records the directories of the client's last accepted
+// roots/list answer.
+func (s *Session) setClientRoots(bases []string) { s.clientRoots.Store(&bases) }
+
+// relativeBases is where the server may read a relative path besides the
+// policy's own roots: the client's roots.
+func (s *Session) relativeBases() []string {
+	if b := s.clientRoots.Load(); b != nil {
+		return *b
+	}
+	return nil
+}
+
+// basedCheck is a check that reads relative values against extra bases
+// (path_scope).
+type basedCheck interface {
+	CheckFrom(value string, bases []string) *rules.Finding
+}
