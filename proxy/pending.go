@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -21,6 +22,7 @@ var (
 	errTooMany     = errors.New("too many requests in flight")
 	errGone        = errors.New("the MCP server has exited")
 	errNoID        = errors.New("a request without a usable id")
+	errCancelledID = errors.New("a request with this id was cancelled and the MCP server may still answer it; use a new id")
 )
 
 // inFlight is a request from the agent that the server has not answered.
@@ -59,14 +61,27 @@ func (f inFlight) id() jsontext.Value {
 // other core (integration/bench: the map cost the pipelined relay about a
 // tenth of its throughput). An integer id whose slot is held by another id
 // in flight, and every string id, go in a map.
+//
+// An id the agent cancelled (notifications/cancelled) stays reserved in
+// cancelled until the server answers it or cancelHold passes: MCP lets a
+// server answer a request it was told to cancel, and if the agent reused
+// the id meanwhile, that late answer would be taken for the answer to the
+// new request and relayed under its egress rules. A new request with a
+// reserved id is refused as a duplicate; the late answer is dropped.
 type pendingTable struct {
-	mu     sync.Mutex
-	ring   []ringSlot // ringSize slots, made on first use
-	nums   map[int64]inFlight
-	strs   map[string]inFlight
-	n      int // requests in flight, in the ring and the maps
-	closed bool
+	mu        sync.Mutex
+	ring      []ringSlot // ringSize slots, made on first use
+	nums      map[int64]inFlight
+	strs      map[string]inFlight
+	cancelled map[message.Key]time.Time // reserved ids, until when
+	n         int                       // requests in flight, in the ring and the maps, and reserved ids
+	closed    bool
+	now       func() time.Time
 }
+
+// cancelHold is how long an id the agent cancelled stays reserved when the
+// server does not answer it.
+const cancelHold = time.Minute
 
 // ringSize is a power of two above maxInFlight, so that ids counting up
 // never collide while the agent keeps within the bound.
@@ -79,7 +94,8 @@ type ringSlot struct {
 }
 
 func newPendingTable() *pendingTable {
-	return &pendingTable{nums: make(map[int64]inFlight), strs: make(map[string]inFlight)}
+	return &pendingTable{nums: make(map[int64]inFlight), strs: make(map[string]inFlight),
+		cancelled: make(map[message.Key]time.Time), now: time.Now}
 }
 
 func (p *pendingTable) size() int { return p.n }
@@ -87,6 +103,9 @@ func (p *pendingTable) size() int { return p.n }
 func (p *pendingTable) add(key message.Key, f inFlight) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.n >= maxInFlight {
+		p.sweepCancelled()
+	}
 	switch {
 	case p.closed:
 		return errGone
@@ -94,6 +113,15 @@ func (p *pendingTable) add(key message.Key, f inFlight) error {
 		return errTooMany
 	case !key.Valid:
 		return errNoID
+	}
+	if len(p.cancelled) > 0 {
+		if until, reserved := p.cancelled[key]; reserved {
+			if p.now().Before(until) {
+				return errCancelledID
+			}
+			delete(p.cancelled, key)
+			p.n--
+		}
 	}
 	if key.IsString {
 		if _, dup := p.strs[key.Str]; dup {
@@ -127,6 +155,47 @@ func (p *pendingTable) add(key message.Key, f inFlight) error {
 func (p *pendingTable) take(key message.Key) (inFlight, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.takeLocked(key)
+}
+
+// cancel takes the request with key out of flight and reserves its id
+// (see pendingTable). It reports whether the request was in flight.
+func (p *pendingTable) cancel(key message.Key) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.takeLocked(key); !ok || p.closed {
+		return false
+	}
+	p.cancelled[key] = p.now().Add(cancelHold)
+	p.n++
+	return true
+}
+
+// takeCancelled frees the reserved id key, and reports whether it was
+// reserved: a response with it is a late answer to a cancelled request.
+func (p *pendingTable) takeCancelled(key message.Key) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.cancelled[key]; !ok {
+		return false
+	}
+	delete(p.cancelled, key)
+	p.n--
+	return true
+}
+
+// sweepCancelled frees the reserved ids whose time has passed.
+func (p *pendingTable) sweepCancelled() {
+	now := p.now()
+	for k, until := range p.cancelled {
+		if !now.Before(until) {
+			delete(p.cancelled, k)
+			p.n--
+		}
+	}
+}
+
+func (p *pendingTable) takeLocked(key message.Key) (inFlight, bool) {
 	var f inFlight
 	var ok bool
 	switch {
@@ -196,6 +265,7 @@ func (p *pendingTable) close() []inFlight {
 	}
 	clear(p.nums)
 	clear(p.strs)
+	clear(p.cancelled)
 	p.n = 0
 	return out
 }

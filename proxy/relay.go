@@ -58,14 +58,16 @@ func ServerName(p *policy.Policy, argv []string) string {
 }
 
 type relay struct {
-	cfg      Config
-	log      *eventlog.Logger
-	session  *policy.Session
-	server   *downstream
-	pending  *pendingTable
-	toAgent  *lineWriter
-	toServer *lineWriter
-	tools    *toolsFetch
+	cfg     Config
+	log     *eventlog.Logger
+	session *policy.Session
+	server  *downstream
+	pending *pendingTable
+	// serverReqs are the server's requests the agent has not answered.
+	serverReqs *serverRequests
+	toAgent    *lineWriter
+	toServer   *lineWriter
+	tools      *toolsFetch
 }
 
 // Run starts the server and relays until the server has exited and its
@@ -115,13 +117,14 @@ func Run(cfg Config) int {
 		Extra: func(e *zerolog.Event) { e.Int("child_pid", server.pid).Str("mode", string(cfg.Policy.Mode)) }})
 
 	r := &relay{
-		cfg:      cfg,
-		log:      cfg.Log,
-		session:  cfg.Policy.NewSession(),
-		server:   server,
-		pending:  newPendingTable(),
-		toAgent:  newLineWriter(cfg.Stdout),
-		toServer: newLineWriter(server.stdin),
+		cfg:        cfg,
+		log:        cfg.Log,
+		session:    cfg.Policy.NewSession(),
+		server:     server,
+		pending:    newPendingTable(),
+		serverReqs: newServerRequests(),
+		toAgent:    newLineWriter(cfg.Stdout),
+		toServer:   newLineWriter(server.stdin),
 	}
 	r.tools = newToolsFetch(r, cfg.ToolsListTimeout)
 	defer r.tools.stop()
@@ -262,8 +265,7 @@ func (r *relay) replyToAgent(b []byte) {
 // fromAgent judges one parsed message and forwards it if allowed.
 func (r *relay) fromAgent(m *message.Message) {
 	if m.Kind == message.Response {
-		// The agent answering a server→client request.
-		r.toServerLine(m.Raw)
+		r.answerFromAgent(m)
 		return
 	}
 	if r.session.AwaitsServerSchema(m) && r.holdForTools(m) {
@@ -282,15 +284,17 @@ func (r *relay) fromAgent(m *message.Message) {
 	if m.Kind == message.Notification {
 		if m.RequestID != nil {
 			// A cancelled request may never be answered (MCP asks servers
-			// not to); forget it so the in-flight table does not fill up.
-			r.pending.take(message.KeyOf(m.RequestID))
+			// not to), or answered late: its id stays reserved for a
+			// while, so that a late answer is not taken for the answer
+			// to a new request with the same id.
+			r.pending.cancel(message.KeyOf(m.RequestID))
 		}
 		r.toServerLine(m.Raw)
 		return
 	}
 	key := m.IDKey()
 	if err := r.pending.add(key, newInFlight(key, m.ID, r.session.CallOf(m))); err != nil {
-		if err == errDuplicateID || err == errNoID {
+		if err == errDuplicateID || err == errNoID || err == errCancelledID {
 			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
 			return
 		}
@@ -433,12 +437,20 @@ func (r *relay) fromServer(m *message.Message) {
 		}
 		var ok bool
 		if f, ok = r.pending.take(m.IDKey()); !ok {
+			reason := "a response to no request in flight (a second reply, or an id the server made up)"
+			if r.pending.takeCancelled(m.IDKey()) {
+				reason = "a late response to a request the agent cancelled"
+			}
 			r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
-				ID: logID(m.ID), Action: eventlog.ActionDropped,
-				Message: "a response to no request in flight (a second reply, a reply to a cancelled request, or an id the server made up)"})
+				ID: logID(m.ID), Action: eventlog.ActionDropped, Message: reason})
 			return
 		}
 		call = &f.call
+	}
+	if m.Kind == message.Notification && m.RequestID != nil {
+		// The server cancelled a request of its own: an answer the
+		// agent sends later answers nothing.
+		r.serverReqs.take(message.KeyOf(m.RequestID))
 	}
 	out, rewrites, err := r.session.Egress(m, call)
 	if err != nil {
@@ -449,8 +461,55 @@ func (r *relay) fromServer(m *message.Message) {
 		}
 		return
 	}
+	if m.Kind == message.Request && !r.serverReqs.add(m.IDKey(), m.Method) {
+		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
+			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped,
+			Message: "a server request whose id is already in flight, or one too many in flight"})
+		reply := message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: a request with this id is already in flight, or too many are", nil)
+		// The egress loop must never block on the server's input.
+		go func() {
+			if r.toServer.writeLine(reply) == nil {
+				r.toServer.flush()
+			}
+		}()
+		return
+	}
 	r.logRewrites(m, call, rewrites)
 	r.replyToAgent(out)
+}
+
+// answerFromAgent relays the agent's answer to a request of the server.
+// Only an answer to a server request in flight is relayed; an answer to
+// roots/list is judged against the policy's path_scope roots (roots outside
+// them are removed, see policy.Session.RootsAnswer), and one that cannot
+// be read is replaced by an error to the server, so the server does not
+// wait for it.
+func (r *relay) answerFromAgent(m *message.Message) {
+	method, ok := r.serverReqs.take(m.IDKey())
+	if !ok {
+		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Ingress,
+			ID: logID(m.ID), Action: eventlog.ActionDropped,
+			Message: "a response to no server request in flight (an id the agent made up, a second answer, or an answer to a request the server cancelled)"})
+		return
+	}
+	out := m.Raw
+	if method == "roots/list" {
+		var rewrites []policy.Rewrite
+		var err error
+		out, rewrites, err = r.session.RootsAnswer(m)
+		if err != nil {
+			r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventRejected, Direction: eventlog.Ingress,
+				Method: method, ID: logID(m.ID), ErrorCode: message.CodeMalformed, Action: eventlog.ActionRejected, Message: err.Error()})
+			r.toServerLine(message.ErrorReply(m.ID, jsonrpc2.CodeInternalError, "mcpguard: "+err.Error(), nil))
+			return
+		}
+		for _, rw := range rewrites {
+			r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventRewritten, Direction: eventlog.Ingress,
+				Method: method, ID: logID(m.ID), Field: rw.Field, Action: eventlog.ActionRewritten,
+				Message: "a root outside every path_scope root of the policy was removed from the client's roots/list answer"})
+		}
+	}
+	r.toServerLine(out)
 }
 
 // maxRewriteLines bounds the log lines one message's rewrites produce: a
