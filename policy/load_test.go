@@ -27,7 +27,7 @@ func TestLoadReportsWhereAndWhat(t *testing.T) {
 		{"key of another check", "version: 1\ningress:\n  - fields: [a]\n    check: control_chars\n    long: [--x]\n", "bad.yaml:5:5: ingress[0]: `long` does not apply to check control_chars (it is a key of dangerous_flags)"},
 		{"flags without flags", "version: 1\ningress:\n  - fields: [a]\n    check: dangerous_flags\n", "bad.yaml:3:5: ingress[0]: check dangerous_flags needs `long` or `short_prefixes`"},
 		{"typo in rule key", "version: 1\ningress:\n  - fields: [a]\n    chek: control_chars\n", "bad.yaml:3:5: ingress[0]: missing key `check`"},
-		{"typo in method", "version: 1\ningress:\n  - fields: [a]\n    check: control_chars\n    methods: [tools/cal]\n", "bad.yaml:5:15: ingress[0].methods[0]: `tools/cal` is not a valid method; allowed: tools/call, prompts/get, resources/read (did you mean `tools/call`?)"},
+		{"typo in method", "version: 1\ningress:\n  - fields: [a]\n    check: control_chars\n    methods: [tools/cal]\n", "bad.yaml:5:15: ingress[0].methods[0]: `tools/cal` is not a valid method; allowed: tools/call, prompts/get, resources/read, resources/subscribe, resources/unsubscribe, completion/complete (did you mean `tools/call`?)"},
 		{"typo in egress key", "version: 1\negress:\n  - fields: [a]\n    canonicalise: free_text\n    max_byte: 3\n", "bad.yaml:5:15: egress[0]: unknown key `max_byte`; did you mean `max_bytes`?"},
 		{"bad check", "version: 1\ningress:\n  - fields: [a]\n    check: nope\n", "bad.yaml:4:12: ingress[0].check: `nope` is not a valid check; allowed: "},
 		{"pattern without pattern", "version: 1\ningress:\n  - fields: [a]\n    check: pattern\n", "bad.yaml:3:5: ingress[0]: missing key `pattern` (check pattern needs it)"},
