@@ -51,6 +51,7 @@ type Server struct {
 	Note    string   // Remote: the transport; Unusable: why
 	Argv    []string // the server's own command line (after "--" when guarded)
 	Policy  string   // Guarded: the --policy given to mcpguard, if any
+	Own     []string // Guarded: mcpguard's own arguments, before "--"
 }
 
 // Config is one parsed config file.
@@ -200,7 +201,7 @@ func classify(s *Server, v hujson.Value, isGuard func(string) bool) {
 		if !ok {
 			s.Note = `mcpguard without "--" before the server's command; unwrap leaves it alone`
 		}
-		s.Argv, s.Policy = server, policyFlag(own)
+		s.Argv, s.Policy, s.Own = server, policyFlag(own), own
 		return
 	}
 	s.Argv = append([]string{command}, args...)

@@ -55,7 +55,9 @@
 //
 // An entry whose command is mcpguard (the path wrap writes, or any program
 // named mcpguard) is guarded: wrap leaves it alone, so wrapping twice
-// changes nothing. unwrap takes the server's argv back from after the
+// changes nothing. One exception: an entry wrap guarded with the baseline
+// (args ["--", ...]) gets --policy P in front when a later wrap is given
+// --policy-dir and a policy fits. unwrap takes the server's argv back from after the
 // first "--": the word after it returns to command, the rest stays in
 // args. Nothing else is stored, in the entry or elsewhere.
 //

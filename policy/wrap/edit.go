@@ -103,6 +103,44 @@ func (c *Config) guard(s *Server, exe, policy string) error {
 	return nil
 }
 
+// addPolicy puts --policy policy in front of the args of a guarded entry
+// that runs the baseline (args ["--", ...]).
+func (c *Config) addPolicy(s *Server, policy string) error {
+	obj, err := c.entry(s.Pointer)
+	if err != nil {
+		return err
+	}
+	ai := member(obj, "args")
+	if ai < 0 {
+		return errors.New("no args")
+	}
+	arr, ok := obj.Members[ai].Value.Value.(*hujson.Array)
+	if !ok || len(arr.Elements) == 0 {
+		return errors.New("args is not a non-empty array")
+	}
+	lead, arrAfter := slices.Clone(arr.Elements[0].BeforeExtra), slices.Clone(arr.AfterExtra)
+	sep := separator(lead)
+	if len(arr.Elements) > 1 && len(bytes.TrimSpace(arr.Elements[1].BeforeExtra)) == 0 {
+		sep = slices.Clone(arr.Elements[1].BeforeExtra)
+	}
+	if err := c.patch([]patchOp{
+		{Op: "add", Path: s.Pointer + "/args/0", Value: quote(policy)},
+		{Op: "add", Path: s.Pointer + "/args/0", Value: quote("--policy")},
+	}); err != nil {
+		return err
+	}
+	if obj, err = c.entry(s.Pointer); err != nil {
+		return err
+	}
+	arr = obj.Members[member(obj, "args")].Value.Value.(*hujson.Array)
+	arr.AfterExtra = arrAfter
+	arr.Elements[0].BeforeExtra = lead
+	arr.Elements[1].BeforeExtra = slices.Clone(sep)
+	arr.Elements[2].BeforeExtra = slices.Clone(sep)
+	c.dirty = true
+	return nil
+}
+
 // unguard restores the entry at s.Pointer from the argv after "--".
 func (c *Config) unguard(s *Server) error {
 	obj, err := c.entry(s.Pointer)

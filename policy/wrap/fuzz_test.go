@@ -11,7 +11,8 @@ import (
 )
 
 // FuzzWrapRoundTrip holds wrap and unwrap to their promises on any config
-// hujson parses: after wrap every stdio entry runs the guard with its
+// hujson parses: after wrap (with the policy at once, or added to a
+// baseline entry later) every stdio entry runs the guard with its
 // original argv after "--", the file still parses, and unwrap gives the
 // file back byte for byte. Configs with entries guarded already (which
 // unwrap would also unwrap) or with an empty args as the last member (the
@@ -51,8 +52,19 @@ func FuzzWrapRoundTrip(f *testing.F) {
 			if s.Kind != Unguarded {
 				continue
 			}
-			if err := c.guard(s, testExe, "/p/policy.yaml"); err != nil {
-				t.Fatalf("guard %s: %v", s.Pointer, err)
+			// Both ways to a guarded entry with a policy: at once, or the
+			// baseline first and the policy added by a later wrap.
+			if len(src)%2 == 0 {
+				if err := c.guard(s, testExe, "/p/policy.yaml"); err != nil {
+					t.Fatalf("guard %s: %v", s.Pointer, err)
+				}
+			} else {
+				if err := c.guard(s, testExe, ""); err != nil {
+					t.Fatalf("guard %s: %v", s.Pointer, err)
+				}
+				if err := c.addPolicy(s, "/p/policy.yaml"); err != nil {
+					t.Fatalf("addPolicy %s: %v", s.Pointer, err)
+				}
 			}
 			want[s.Pointer] = s.Argv
 		}

@@ -126,6 +126,9 @@ func (o *Options) edit(c *Config, s *Server, wrap bool) outcome {
 		return outcome{"skipped", s.Note, false}
 	}
 	if wrap && s.Kind == Guarded {
+		if s.Policy == "" && len(s.Own) == 0 && len(s.Argv) > 0 && o.Policies.Dir != "" {
+			return o.givePolicy(c, s)
+		}
 		return outcome{"guarded", "already; " + policyLabel(s.Policy), false}
 	}
 	if !wrap && s.Kind == Unguarded {
@@ -153,6 +156,22 @@ func (o *Options) edit(c *Config, s *Server, wrap bool) outcome {
 		return outcome{"wrapped", detail, true}
 	}
 	return outcome{"wrapped", detail, false}
+}
+
+// givePolicy places a policy for a server guarded by the baseline (wrap
+// without --policy-dir before) and adds it to the entry.
+func (o *Options) givePolicy(c *Config, s *Server) outcome {
+	pl, err := o.Policies.place(c.Client, c, s)
+	if err != nil {
+		return outcome{"guarded", "already, by the baseline; policy: " + err.Error(), true}
+	}
+	if pl.path == "" {
+		return outcome{"guarded", "already; policy: baseline (" + pl.note + ")", false}
+	}
+	if err := c.addPolicy(s, pl.path); err != nil {
+		return outcome{"error", err.Error(), true}
+	}
+	return outcome{"policy", "added: " + pl.path + " (" + pl.note + ")", false}
 }
 
 func serverLabel(s *Server) string {

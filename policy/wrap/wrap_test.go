@@ -562,3 +562,40 @@ func TestWrapLeavesOtherProjectsAlone(t *testing.T) {
 		t.Error("the named project was not wrapped")
 	}
 }
+
+func TestWrapAddsAPolicyToBaselineEntries(t *testing.T) {
+	home, orig := fixtureHome(t)
+	var out, errw bytes.Buffer
+	if st, err := Wrap(testOptions(home, &out, &errw)); err != nil || st != 0 {
+		t.Fatalf("status %d, %v", st, err)
+	}
+	baseline := snapshot(t, home, orig)
+	o := testOptions(home, &out, &errw)
+	o.Policies = Policies{Dir: filepath.Join(home, "pol"), Shipped: os.DirFS("../../policies")}
+	out.Reset()
+	if st, err := Wrap(o); err != nil || st != 0 {
+		t.Fatalf("status %d, %v\n%s", st, err, errw.String())
+	}
+	b, _ := os.ReadFile(filepath.Join(home, ".cursor", "mcp.json"))
+	want := strings.Replace(string(baseline[".cursor/mcp.json"]), "        \"--\",\n",
+		"        \"--policy\",\n        \""+filepath.Join(home, "pol", "cursor-notes.yaml")+"\",\n        \"--\",\n", 1)
+	if string(b) != want {
+		t.Errorf("cursor after adding the policy:\n%s\nwant:\n%s", b, want)
+	}
+	// The hand-wrapped entry, which has a policy, and entries no shipped
+	// policy fits are left as they were.
+	now := snapshot(t, home, orig)
+	if !bytes.Equal(now[".gemini/settings.json"], baseline[".gemini/settings.json"]) {
+		t.Errorf("gemini changed:\n%s", now[".gemini/settings.json"])
+	}
+	// Unwrap still gives every original back.
+	out.Reset()
+	if st, err := Unwrap(testOptions(home, &out, &errw)); err != nil || st != 0 {
+		t.Fatalf("unwrap: %d %v", st, err)
+	}
+	for rel, b := range snapshot(t, home, orig) {
+		if rel != ".claude.json" && !bytes.Equal(b, orig[rel]) {
+			t.Errorf("%s after unwrap:\n%s", rel, b)
+		}
+	}
+}
