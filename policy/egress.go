@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -70,6 +72,9 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 	out, more, err := rewriteStrings(raw, rules)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(more) == 0 {
+		return raw, rewrites, nil // suspect code points that text keeps where they stand
 	}
 	return out, append(rewrites, more...), nil
 }
@@ -213,7 +218,8 @@ func rewriteStrings(raw []byte, rules []*egressRule) ([]byte, []Rewrite, error) 
 	dec := jsontext.NewDecoder(bytes.NewBuffer(raw))
 	var out bytes.Buffer
 	out.Grow(len(raw))
-	enc := jsontext.NewEncoder(&out)
+	// Strings that stay are written with their escapes as they came.
+	enc := jsontext.NewEncoder(&out, jsontext.PreserveRawStrings(true))
 	var rewrites []Rewrite
 	var path []pathElem
 	// Each open container: an object (waiting for a name or a value) or an
@@ -366,11 +372,12 @@ func (r *egressRule) apply(s string) string {
 	return canon.Text(s)
 }
 
-// rawNeedsText reports whether any string in a validated JSON text holds a
-// code point that canon.Text removes, looking at the raw bytes and \u
-// escapes without decoding anything. It is the fast path that lets the
-// common message through byte-identical; FuzzRawNeedsText holds it equal
-// to canon.NeedsText.
+// rawNeedsText reports whether any string in a validated JSON text may
+// hold a code point that canon.Text removes or judges (canon.Suspect),
+// looking at the raw bytes and \u escapes without decoding the JSON. It
+// is the fast path that lets the common message through byte-identical;
+// FuzzRawNeedsText holds it to canon.NeedsText: it never says no where
+// text would change a string, and says yes only for a suspect code point.
 func rawNeedsText(b []byte) bool {
 	for i := 0; i < len(b); i++ {
 		// Skip plain ASCII other than backslash and DEL eight bytes at a
@@ -381,22 +388,16 @@ func rawNeedsText(b []byte) bool {
 		if i >= len(b) {
 			break
 		}
-		switch c := b[i]; c {
-		case 0x7F:
+		switch c := b[i]; {
+		case c == 0x7F:
 			return true
-		case 0xC2: // U+0080–U+009F: C1 controls
-			if i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] <= 0x9F {
+		case c >= 0x80:
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 || canon.Suspect(r) {
 				return true
 			}
-		case 0xE2: // U+202A–U+202E, U+2066–U+2069: bidi controls
-			if i+2 < len(b) && ((b[i+1] == 0x80 && b[i+2] >= 0xAA && b[i+2] <= 0xAE) || (b[i+1] == 0x81 && b[i+2] >= 0xA6 && b[i+2] <= 0xA9)) {
-				return true
-			}
-		case 0xF3: // U+E0000–U+E007F: tag characters
-			if i+2 < len(b) && b[i+1] == 0xA0 && (b[i+2] == 0x80 || b[i+2] == 0x81) {
-				return true
-			}
-		case '\\':
+			i += n - 1
+		case c == '\\':
 			if i+1 >= len(b) {
 				return false
 			}
@@ -415,20 +416,20 @@ func rawNeedsText(b []byte) bool {
 			if !ok {
 				return true
 			}
-			switch {
-			case r < 0x20 && r != '\t' && r != '\n' && r != '\r',
-				r >= 0x7F && r <= 0x9F,
-				r >= 0x202A && r <= 0x202E,
-				r >= 0x2066 && r <= 0x2069:
-				return true
-			case r == 0xDB40: // high surrogate of U+E0000–U+E03FF
-				if i+11 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-					if lo, ok := hex4(b[i+8 : i+12]); ok && lo >= 0xDC00 && lo <= 0xDC7F {
-						return true
+			i += 5
+			if utf16.IsSurrogate(r) {
+				if i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+					if lo, ok := hex4(b[i+3 : i+7]); ok {
+						if p := utf16.DecodeRune(r, lo); p != utf8.RuneError {
+							r = p
+							i += 6
+						}
 					}
 				}
 			}
-			i += 5
+			if canon.Suspect(r) {
+				return true
+			}
 		}
 	}
 	return false

@@ -31,7 +31,8 @@ func mustLoad(t testing.TB, src string) *Policy {
 func TestEgressLeavesCleanMessagesByteIdentical(t *testing.T) {
 	s := Baseline().NewSession()
 	for _, line := range []string{
-		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"line 1\nline 2\r\n\ttabbed \"quoted\" ` + "`code`" + ` \u00e9 日本語 👨‍👩‍👧 \u200d"}]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"line 1\nline 2\r\n\ttabbed \"quoted\" ` + "`code`" + ` \u00e9 日本語 👨‍👩‍👧 \u2764\ufe0f \u0915\u094d\u200d\u0937"}]}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"می‌خواهم 👨‍👩‍👧‍👦 🏴󠁧󠁢󠁳󠁣󠁴󠁿 葛󠄀 1️⃣"}],"t":"\u00e9"}}`,
 		`{"jsonrpc":"2.0","id":"x","result":{"n":9007199254740993,"f":1.50e+3,"ok":true,"nil":null}}`,
 		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
 		`{"jsonrpc":"2.0","id":2,"result":{"text":"שלום עולם مرحبا \u200f"}}`,
@@ -148,7 +149,7 @@ tools:
 // if it ever said "clean" for a string Text would change, hostile output
 // would pass through untouched.
 func FuzzRawNeedsText(f *testing.F) {
-	for _, s := range []string{"plain", "a\x1b[31mb", "\u202e", "\U000E0041", "\u0085", "\u009b", "tab\tnl\n", "\u2066x", "\x7f", "\U000E0100", "é日本"} {
+	for _, s := range []string{"plain", "a\x1b[31mb", "\u202e", "\U000E0041", "\u0085", "\u009b", "tab\tnl\n", "\u2066x", "\x7f", "\U000E0100", "é日本", "👨\u200d👩", "a\u200bb", "❤\ufe0f", "\u2028", "\u00ad", "\ufeff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -159,8 +160,12 @@ func FuzzRawNeedsText(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if got, want := rawNeedsText(q), canon.NeedsText([]byte(s)); got != want {
-			t.Fatalf("rawNeedsText(%q) = %v, canon.NeedsText = %v", q, got, want)
+		suspect := false
+		for _, r := range s {
+			suspect = suspect || canon.Suspect(r)
+		}
+		if got, needs := rawNeedsText(q), canon.NeedsText([]byte(s)); needs && !got || got != suspect {
+			t.Fatalf("rawNeedsText(%q) = %v, canon.NeedsText = %v, a suspect code point: %v", q, got, needs, suspect)
 		}
 		// The parser's TextPlain lets Egress skip rawNeedsText: it must
 		// never be set on a message that text would change.
@@ -175,8 +180,8 @@ func FuzzRawNeedsText(f *testing.F) {
 			esc = appendEscaped(esc, r)
 		}
 		esc = append(esc, '"')
-		if got, want := rawNeedsText(esc), canon.NeedsText([]byte(s)); got != want {
-			t.Fatalf("rawNeedsText(%s) = %v, canon.NeedsText = %v", esc, got, want)
+		if got, needs := rawNeedsText(esc), canon.NeedsText([]byte(s)); needs && !got || got != suspect {
+			t.Fatalf("rawNeedsText(%s) = %v, canon.NeedsText = %v, a suspect code point: %v", esc, got, needs, suspect)
 		}
 	})
 }

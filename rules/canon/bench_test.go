@@ -16,6 +16,15 @@ var sourceText = func() string {
 // cjkText is 1 MiB of text that is mostly not ASCII and needs nothing.
 var cjkText = strings.Repeat("日本語のテキスト。Ünïcödé — emoji 👨‍👩‍👧\n", (1<<20)/64)
 
+// mixedText is 1 MiB of many scripts that keep their invisibles: Persian
+// with ZWNJ, Devanagari conjuncts with ZWJ, Hebrew with RLM, Thai with
+// ZWSP, Han with an ideographic variation selector, Greek, Cyrillic.
+var mixedText = strings.Repeat("می\u200cخواهم کتاب\u200cها क्\u200dष हिन्दी \u200fשלום עולם ภาษา\u200bไทย 葛\U000E0100城 Ελληνικά Русский текст\n", (1<<20)/180)
+
+// emojiText is 1 MiB of emoji sequences: ZWJ families and professions,
+// skin tones, keycaps, VS16, flags and subdivision flags.
+var emojiText = strings.Repeat("👨\u200d👩\u200d👧\u200d👦 👩🏽\u200d💻 ❤\ufe0f\u200d🔥 1\ufe0f\u20e3 🇳🇴 🏴\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F 👍🏿 ok\n", (1<<20)/110)
+
 // hostileText is 1 MiB with something to remove every few bytes.
 var hostileText = strings.Repeat("ok \x1b[31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 \u202eevil\U000E0041\n", (1<<20)/64)
 
@@ -44,8 +53,13 @@ func benchText(b *testing.B, s string) {
 func BenchmarkTextClean(b *testing.B)   { benchText(b, sourceText) }
 func BenchmarkTextCJK(b *testing.B)     { benchText(b, cjkText) }
 func BenchmarkTextHostile(b *testing.B) { benchText(b, hostileText) }
-func BenchmarkTextSparse(b *testing.B)  { benchText(b, sparseText) }
-func BenchmarkTextShort(b *testing.B)   { benchText(b, prose) }
+func BenchmarkTextMixed(b *testing.B)   { benchText(b, mixedText) }
+func BenchmarkTextEmoji(b *testing.B)   { benchText(b, emojiText) }
+func BenchmarkTextInvisibleSmuggling(b *testing.B) {
+	benchText(b, strings.Repeat("s\u200be\u200cc\U000E0100r\u00ade\u2062t ", (1<<20)/24))
+}
+func BenchmarkTextSparse(b *testing.B) { benchText(b, sparseText) }
+func BenchmarkTextShort(b *testing.B)  { benchText(b, prose) }
 
 func BenchmarkNeedsText(b *testing.B) {
 	src := []byte(sourceText)

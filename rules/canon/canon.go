@@ -10,6 +10,25 @@
 // (Trojan Source, CVE-2021-42574). The canonicalisers remove exactly that
 // and keep everything else, so ordinary output is byte-identical.
 //
+// Invisible code points are judged by context, because the same ones that
+// carry ASCII smuggling (variation selectors after plain letters encoding
+// bytes, zero-width runs between ASCII letters, tag characters, Hangul
+// fillers) are what emoji sequences and many scripts need. Text keeps an
+// invisible code point only where Unicode defines a use for it: ZWJ inside
+// emoji ZWJ sequences and, with ZWNJ, between letters of the scripts that
+// join or form conjuncts; a variation selector right after a base that has
+// that standardized or emoji variation sequence; an ideographic variation
+// selector after a CJK ideograph; tag characters as the three RGI
+// subdivision flags; direction marks where they can change the display.
+// Everything else invisible is removed, and U+2028/2029 become newlines.
+// The decisions are deterministic, depend only on the neighbouring code
+// points, and never keep two invisible code points side by side outside
+// an emoji sequence. The data comes from the standard unicode package
+// (scripts, categories, Default_Ignorable_Code_Point as derived from its
+// tables) and from tables.go, which gen_tables.go generates from the
+// Unicode Character Database files it names (go generate; Debian's
+// unicode-data package ships them).
+//
 // Every canonicaliser is idempotent — c(c(x)) == c(x) — and always returns
 // valid UTF-8 (each invalid byte becomes U+FFFD; path maps it to '?').
 // The functions hold no state: what a rewrite removed, for a log line, is
@@ -59,14 +78,20 @@ const noLimit = math.MaxInt - 1
 // and bidi embedding, override and isolate controls (U+202A–U+202E,
 // U+2066–U+2069; Trojan Source, CVE-2021-42574). A control string that is
 // never terminated is removed to the end of s (fail closed); every
-// sequence is removed in one pass, so the cost stays linear.
+// sequence is removed in one pass, so the cost stays linear. Invisible
+// code points are kept or removed by context (see judge): tag characters
+// survive only as an RGI subdivision flag, variation selectors only after
+// a base that takes them, joiners only in emoji sequences and the scripts
+// that use them, U+2028/2029 become "\n", and soft hyphens, word joiners,
+// U+FEFF, invisible operators, deprecated format characters and
+// interlinear annotation characters are removed.
 //
 // Everything else is kept byte-identical: tabs, newlines, CRLF,
-// backticks, emoji with ZWJ sequences, variation selectors, CJK,
-// right-to-left scripts and their LRM/RLM marks. (The one visible loss:
-// the subdivision flags, 🏴 plus tag characters, show as a plain 🏴; a
-// tag sequence is exactly what smuggling uses.) Each byte that is not
-// part of valid UTF-8 becomes U+FFFD, so the result is always valid UTF-8.
+// backticks, emoji sequences (families, professions, skin tones, keycaps,
+// flags), CJK with ideographic variation selectors, Indic conjuncts,
+// Persian with ZWNJ, right-to-left scripts and their LRM/RLM/ALM marks.
+// Each byte that is not part of valid UTF-8 becomes U+FFFD, so the result
+// is always valid UTF-8.
 //
 // It returns s itself, without allocating, when nothing changes.
 func Text(s string) string {
@@ -96,13 +121,14 @@ func NeedsText(src []byte) bool {
 }
 
 // FreeText is for fields that must be one line of plain prose. Escape
-// sequences (and a stray ESC), tag characters and bidi controls are
-// removed as by Text; every other control character (NUL, CR, LF, tab,
+// sequences (and a stray ESC), bidi controls and invisible code points
+// are dealt with as by Text (U+2028/2029 become a space); every other control character (NUL, CR, LF, tab,
 // other C0, DEL, C1 such as NEL) becomes a space and every backtick
 // becomes ' (so the text cannot open a code span or a shell substitution
 // where it is shown); invalid bytes become U+FFFD. The result is then cut
 // to maxBytes (<= 0 means DefaultMaxBytes) at a code point boundary, so it
-// stays valid UTF-8 and FreeText of it is itself.
+// stays valid UTF-8, and judged again (a joiner or part of a flag that
+// the cut left dangling goes), so FreeText of it is itself.
 //
 // It returns s itself, without allocating, when nothing changes.
 func FreeText(s string, maxBytes int) string {
@@ -131,14 +157,19 @@ func AppendFreeText(dst, src []byte, maxBytes int) (out []byte, changed bool) {
 }
 
 // overCap is the part of s worth scanning under a cap of n bytes: all of
-// it, or its first n+1 bytes (past the cap s changes anyway; the scan
-// only finds where the rewrite starts).
+// it, or its first n+1 bytes and the few after them that an invisible
+// code point within the cap is judged by (past the cap s changes anyway;
+// the scan only finds where the rewrite starts).
 func overCap(s string, n int) string {
-	if len(s) > n {
-		return s[:n+1]
+	if len(s) > n+1+lookahead {
+		return s[:n+1+lookahead]
 	}
 	return s
 }
+
+// lookahead bounds how far past a code point judge reads: the next code
+// point, or an RGI tag sequence.
+const lookahead = 32
 
 // freeText appends the rewrite of s (clean from index from) cut to max
 // bytes. Rewriting stops soon after the cap, so a huge input costs its
@@ -151,7 +182,11 @@ func freeText(dst []byte, s string, from, max int) []byte {
 		for cut > 0 && !utf8.RuneStart(out[cut]) {
 			cut--
 		}
-		dst = dst[:start+cut]
+		// The cut may leave a joiner or part of a flag's tag sequence
+		// at the end, judged before the cut by what followed it: judge
+		// the cut text again, so that FreeText of the result is itself.
+		t := string(out[:cut])
+		dst = clean(dst[:start], t, firstUncleanFree(t), modeFree, max)
 	}
 	return dst
 }

@@ -62,11 +62,24 @@ func clean(dst []byte, s string, from int, m mode, limit int) []byte {
 			i++
 			continue
 		}
-		size, ok := classify(b, i)
+		size, cl := classify(b, i)
 		switch {
-		case ok:
+		case cl == kept:
 			dst = append(dst, s[i:i+size]...)
 			i += size
+		case cl == judged:
+			n, v := judge(b, i, size, prevRune(dst[start:]))
+			switch v {
+			case keep:
+				dst = append(dst, s[i:i+n]...)
+			case newline:
+				if m == modeFree {
+					dst = append(dst, ' ')
+				} else {
+					dst = append(dst, '\n')
+				}
+			}
+			i += n
 		case size == 1: // an invalid byte
 			dst = append(dst, "\uFFFD"...)
 			i++
@@ -76,7 +89,7 @@ func clean(dst []byte, s string, from int, m mode, limit int) []byte {
 			if m == modeFree && !introducesSequence(c1) {
 				dst = append(dst, ' ')
 			}
-		default: // bidi control or tag character
+		default: // bidi control
 			i += size
 		}
 	}

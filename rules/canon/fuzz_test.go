@@ -9,14 +9,59 @@ import (
 )
 
 // forbidden returns a code point that must never survive Text: ESC, a C0
-// control other than tab/LF/CR, DEL, C1, a tag character or a bidi control.
+// control other than tab/LF/CR, DEL, C1, a bidi control, a tag character
+// outside an RGI subdivision flag, U+2028/2029, and the invisibles no
+// text uses (soft hyphen, word joiner, U+FEFF, invisible operators,
+// deprecated format characters, interlinear annotation).
 func forbidden(s string) (rune, bool) {
-	for _, r := range s {
-		if dropped(r) {
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case dropped(r), r == 0x2028, r == 0x2029, r == 0xAD, r >= 0x2060 && r <= 0x206F, r == 0xFEFF, r >= 0xFFF9 && r <= 0xFFFB:
+			return r, true
+		case r >= 0xE0000 && r <= 0xE007F:
+			if n := rgiTagsAt(rs, i); n > 0 {
+				i += n - 1
+				continue
+			}
 			return r, true
 		}
 	}
 	return 0, false
+}
+
+// rgiTagsAt returns the length of the RGI tag sequence at rs[i] after the
+// black flag, or 0.
+func rgiTagsAt(rs []rune, i int) int {
+	if i == 0 || rs[i-1] != 0x1F3F4 {
+		return 0
+	}
+	for _, seq := range rgiTagSequences {
+		tags := []rune(seq)[1:]
+		if len(rs)-i >= len(tags) && string(rs[i:i+len(tags)]) == string(tags) {
+			return len(tags)
+		}
+	}
+	return 0
+}
+
+// invisibleRun returns the index (in code points) of an invisible code
+// point that stands right after another, outside the sequences Unicode
+// defines that way (VS16 before the ZWJ of an emoji ZWJ sequence, the
+// tag sequence of an RGI flag), or -1. Smuggling needs such runs.
+func invisibleRun(s string) int {
+	rs := []rune(s)
+	for i := 1; i < len(rs); i++ {
+		if n := rgiTagsAt(rs, i); n > 0 {
+			i += n - 1
+			continue
+		}
+		if Invisible(rs[i]) && Invisible(rs[i-1]) && !(rs[i-1] == 0xFE0F && rs[i] == 0x200D) && !(rs[i-1] == 0xE007F && rs[i] == 0x200D) {
+			return i
+		}
+	}
+	return -1
 }
 
 func seedInputs() []string {
@@ -28,6 +73,7 @@ func seedInputs() []string {
 		seeds = append(seeds, short(c.in))
 	}
 	return append(seeds, "\x1b", "\x1b[", "\x1bP", "\x1b]", "\u009d", "\xc2", "\xe2\x80", "\xf3\xa0\x80",
+		"🏴\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067", "👨\u200d", "\u200d👩", "क्\u200d", "\ufe0f\u200d🌈", "葛\U000E0100\U000E0101",
 		"`x`\n\t\r", "\x1b\u009b", "\u0090\x1b\\", "\x1b]\x1b\x1b\\x")
 }
 
@@ -42,6 +88,9 @@ func checkText(t *testing.T, s string) {
 	}
 	if r, bad := forbidden(out); bad {
 		t.Fatalf("Text(%q) = %q keeps U+%04X", s, out, r)
+	}
+	if i := invisibleRun(out); i >= 0 {
+		t.Fatalf("Text(%q) = %q keeps a run of invisible code points at %d", s, out, i)
 	}
 	if again := Text(out); again != out {
 		t.Fatalf("Text not idempotent: %q -> %q -> %q", s, out, again)
@@ -72,6 +121,9 @@ func checkFreeText(t *testing.T, s string, max int) {
 	}
 	if r, bad := forbidden(out); bad {
 		t.Fatalf("FreeText(%q) = %q keeps U+%04X", s, out, r)
+	}
+	if i := invisibleRun(out); i >= 0 {
+		t.Fatalf("FreeText(%q) = %q keeps a run of invisible code points at %d", s, out, i)
 	}
 	if again := FreeText(out, max); again != out {
 		t.Fatalf("FreeText not idempotent: %q -> %q -> %q", s, out, again)

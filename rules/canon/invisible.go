@@ -1,6 +1,16 @@
 package canon
 
-import "unicode"
+import (
+	"sort"
+	"unicode"
+	"unicode/utf8"
+)
+
+//go:generate go run gen_tables.go
+
+// This file holds how Text judges invisible code points: by the code
+// points around them, so that every legitimate use survives byte-identical
+// and a hidden payload does not.
 
 // Invisible reports whether r is a default-ignorable code point
 // (Unicode's Default_Ignorable_Code_Point: format controls, joiners,
@@ -12,16 +22,15 @@ import "unicode"
 // White_Space, the prepended concatenation marks and the Egyptian
 // hieroglyph format controls.
 func Invisible(r rune) bool {
-	if r < 0xAD {
-		return false
+	if r < 0x10000 {
+		return r >= 0 && invisibleBMP[r>>6]&(1<<(r&63)) != 0
 	}
-	if r >= 0xFFF9 && r <= 0xFFFB {
-		return true
+	for _, rg := range invisibleSupplementary {
+		if r >= rg.lo && r <= rg.hi {
+			return true
+		}
 	}
-	if !unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) {
-		return false
-	}
-	return !unicode.In(r, unicode.White_Space, unicode.Prepended_Concatenation_Mark, unicode.Egyptian_Hieroglyphs)
+	return false
 }
 
 // Visible is the name a reader sees in s: Text(s) with every invisible
@@ -37,11 +46,359 @@ func Visible(s string) string {
 			b = append(b, t[:i]...)
 			for _, r := range t[i:] {
 				if !Invisible(r) {
-					b = append(b, string(r)...)
+					b = utf8.AppendRune(b, r)
 				}
 			}
 			return string(b)
 		}
 	}
 	return t
+}
+
+func derivedInvisible(r rune) bool {
+	if r >= 0xFFF9 && r <= 0xFFFB {
+		return true
+	}
+	if !unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) {
+		return false
+	}
+	return !unicode.In(r, unicode.White_Space, unicode.Prepended_Concatenation_Mark, unicode.Egyptian_Hieroglyphs)
+}
+
+type runeRange struct{ lo, hi rune }
+
+var (
+	invisibleBMP           [1 << 10]uint64
+	invisibleSupplementary []runeRange
+	// contextLead marks the lead bytes that can start a code point
+	// Text judges in context (an invisible one, U+2028, U+2029).
+	contextLead [256]bool
+)
+
+func init() {
+	mark := func(r rune) {
+		if !derivedInvisible(r) {
+			return
+		}
+		var buf [utf8.UTFMax]byte
+		utf8.EncodeRune(buf[:], r)
+		contextLead[buf[0]] = true
+		if r < 0x10000 {
+			invisibleBMP[r>>6] |= 1 << (r & 63)
+			return
+		}
+		if n := len(invisibleSupplementary); n > 0 && invisibleSupplementary[n-1].hi == r-1 {
+			invisibleSupplementary[n-1].hi = r
+			return
+		}
+		invisibleSupplementary = append(invisibleSupplementary, runeRange{r, r})
+	}
+	var all []rune
+	for _, t := range []*unicode.RangeTable{unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector} {
+		for _, rg := range t.R16 {
+			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+				all = append(all, r)
+			}
+		}
+		for _, rg := range t.R32 {
+			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+				all = append(all, r)
+			}
+		}
+	}
+	for r := rune(0xFFF9); r <= 0xFFFB; r++ {
+		all = append(all, r)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	for _, r := range all {
+		mark(r)
+	}
+	contextLead[0xE2] = true // U+2028, U+2029
+
+	buildScripts()
+	commonScript, inheritedScript = scriptIndex["Common"], scriptIndex["Inherited"]
+	joiningSet = scriptSet(joiningScripts)
+	spacelessSet = scriptSet(spacelessScripts)
+}
+
+// Suspect reports whether Text may remove or rewrite r, depending on
+// where it stands: a C0 control other than tab, LF and CR, DEL, a C1
+// control, or an invisible code point (bidi controls and tags included),
+// or U+2028/2029. A string without one is left as it is, escape sequences
+// aside (they start with ESC or a C1 control).
+func Suspect(r rune) bool {
+	switch {
+	case r < 0x20:
+		return r != '\t' && r != '\n' && r != '\r'
+	case r >= 0x7F && r <= 0x9F:
+		return true
+	}
+	return contextual(r)
+}
+
+// contextual reports whether Text judges r by its neighbours.
+func contextual(r rune) bool { return r == 0x2028 || r == 0x2029 || Invisible(r) }
+
+// Scripts, for judging joiners and marks by the letters around them: every
+// range of unicode.Scripts in one sorted slice, searched in O(log n).
+type scriptRange struct {
+	lo, hi rune
+	script uint8
+}
+
+var (
+	scriptRanges []scriptRange
+	scriptIndex  = map[string]uint8{}
+	joiningSet   [4]uint64
+	spacelessSet [4]uint64
+
+	commonScript, inheritedScript uint8
+)
+
+func buildScripts() {
+	names := make([]string, 0, len(unicode.Scripts))
+	for name := range unicode.Scripts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		id := uint8(i + 1) // 0: no script
+		scriptIndex[name] = id
+		t := unicode.Scripts[name]
+		for _, rg := range t.R16 {
+			if rg.Stride == 1 {
+				scriptRanges = append(scriptRanges, scriptRange{rune(rg.Lo), rune(rg.Hi), id})
+				continue
+			}
+			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+				scriptRanges = append(scriptRanges, scriptRange{r, r, id})
+			}
+		}
+		for _, rg := range t.R32 {
+			if rg.Stride == 1 {
+				scriptRanges = append(scriptRanges, scriptRange{rune(rg.Lo), rune(rg.Hi), id})
+				continue
+			}
+			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+				scriptRanges = append(scriptRanges, scriptRange{r, r, id})
+			}
+		}
+	}
+	sort.Slice(scriptRanges, func(i, j int) bool { return scriptRanges[i].lo < scriptRanges[j].lo })
+}
+
+// scriptOf returns the index of r's script, 0 for none.
+func scriptOf(r rune) uint8 {
+	i := sort.Search(len(scriptRanges), func(i int) bool { return scriptRanges[i].hi >= r })
+	if i < len(scriptRanges) && scriptRanges[i].lo <= r {
+		return scriptRanges[i].script
+	}
+	return 0
+}
+
+func scriptSet(names []string) (set [4]uint64) {
+	for _, n := range names {
+		id, ok := scriptIndex[n]
+		if !ok {
+			panic("canon: unknown script " + n + " in the generated tables")
+		}
+		set[id>>6] |= 1 << (id & 63)
+	}
+	return set
+}
+
+func inSet(set *[4]uint64, id uint8) bool { return id != 0 && set[id>>6]&(1<<(id&63)) != 0 }
+
+// verdict is what Text does with a code point judged in context.
+type verdict uint8
+
+const (
+	keep verdict = iota
+	drop
+	newline // U+2028, U+2029
+)
+
+const (
+	noRune = -1 // the start or the end of the text
+
+	zwsp = 0x200B
+	zwnj = 0x200C
+	zwj  = 0x200D
+	lrm  = 0x200E
+	rlm  = 0x200F
+	alm  = 0x061C
+	cgj  = 0x034F
+	vs16 = 0xFE0F
+	// waving black flag, the base of the RGI subdivision flags
+	blackFlag = 0x1F3F4
+	cancelTag = 0xE007F
+)
+
+// judge decides the contextual code point r that starts at b[i] (size
+// bytes): prev is the code point Text last kept before it (noRune at the
+// start), the next is read from b. It returns how many bytes the decision
+// covers (a whole RGI tag sequence is kept at once).
+//
+// The rules keep exactly the uses Unicode defines and nothing beside them,
+// so that no two invisible code points stand together except inside an
+// emoji sequence:
+//   - ZWJ inside an emoji ZWJ sequence (after an Extended_Pictographic,
+//     a skin tone, VS16 or a flag's cancel tag, before an
+//     Extended_Pictographic); ZWJ and ZWNJ after a letter or mark of a
+//     script they act on (joiningScripts), before a letter or mark of
+//     such a script or before what ends a word; U+200B likewise in the
+//     scripts written without spaces (spacelessScripts);
+//   - a variation selector right after a base that takes it
+//     (variationBases); an ideographic one (U+E0100–U+E01EF) right after a
+//     unified ideograph;
+//   - tag characters only as the tag sequence of an RGI subdivision flag,
+//     right after the black flag;
+//   - LRM, RLM and ALM unless between two letters of one script, where
+//     they change nothing;
+//   - CGJ between a letter or mark and a mark;
+//   - an invisible letter of a script (Hangul fillers, Khmer inherent
+//     vowels, the Mongolian vowel separator) next to a visible letter or
+//     mark of its script;
+//   - U+2028 and U+2029 become a newline; every other invisible code point
+//     (soft hyphen, word joiner, U+FEFF, invisible operators, deprecated
+//     format characters, interlinear annotation, ...) is removed.
+//
+// A rule that looks at the next code point keeps only before one that
+// Text keeps as it is, so judging again after a rewrite gives the same
+// answer (idempotence).
+func judge(b []byte, i, size int, prev rune) (int, verdict) {
+	r, _ := utf8.DecodeRune(b[i:])
+	switch {
+	case r == 0x2028 || r == 0x2029:
+		return size, newline
+	case r >= 0xE0000 && r <= 0xE007F:
+		if prev == blackFlag {
+			if n := rgiTagSpec(b[i:]); n > 0 {
+				return n, keep
+			}
+		}
+		return size, drop
+	case r >= 0xE0100 && r <= 0xE01EF:
+		return size, keepIf(prev >= 0 && unicode.Is(unicode.Unified_Ideograph, prev))
+	}
+	if bit, ok := selectorBit(r); ok {
+		return size, keepIf(takesSelector(prev, bit))
+	}
+	next := nextRune(b, i+size)
+	switch r {
+	case zwj:
+		if emojiJoins(prev) && next >= 0 && unicode.Is(extendedPictographic, next) {
+			return size, keep
+		}
+		return size, keepIf(joins(prev, next, &joiningSet))
+	case zwnj:
+		return size, keepIf(joins(prev, next, &joiningSet))
+	case zwsp:
+		return size, keepIf(joins(prev, next, &spacelessSet))
+	case lrm, rlm, alm:
+		if prev >= 0 && Invisible(prev) || !stable(next) {
+			return size, drop
+		}
+		return size, keepIf(!(visibleLetterOrMark(prev) && visibleLetterOrMark(next) && scriptOf(prev) == scriptOf(next)))
+	case cgj:
+		return size, keepIf(visibleLetterOrMark(prev) && visibleLetterOrMark(next) && unicode.IsMark(next))
+	}
+	if s := scriptOf(r); s != 0 && s != commonScript && s != inheritedScript {
+		if prev >= 0 && Invisible(prev) || !stable(next) {
+			return size, drop
+		}
+		return size, keepIf(visibleLetterOrMark(prev) && scriptOf(prev) == s || visibleLetterOrMark(next) && scriptOf(next) == s)
+	}
+	return size, drop
+}
+
+func keepIf(ok bool) verdict {
+	if ok {
+		return keep
+	}
+	return drop
+}
+
+// nextRune is the code point at b[j]: noRune at the end, U+FFFD for an
+// invalid byte (which is what Text writes for it).
+func nextRune(b []byte, j int) rune {
+	if j >= len(b) {
+		return noRune
+	}
+	r, _ := utf8.DecodeRune(b[j:])
+	return r
+}
+
+// stable reports whether Text keeps r as it is wherever it stands (or r is
+// the end of the text): not a control, not invisible, not U+2028/2029.
+func stable(r rune) bool {
+	switch {
+	case r == noRune:
+		return true
+	case r < 0x20:
+		return r == '\t' || r == '\n' || r == '\r'
+	case r >= 0x7F && r <= 0x9F:
+		return false
+	}
+	return !contextual(r)
+}
+
+func visibleLetterOrMark(r rune) bool {
+	return r >= 0 && (unicode.IsLetter(r) || unicode.IsMark(r)) && !Invisible(r)
+}
+
+// joins: a joiner after a letter or mark of a script in set, before a
+// letter or mark of such a script or before a code point that is not a
+// letter and that Text keeps (a space, punctuation, the end).
+func joins(prev, next rune, set *[4]uint64) bool {
+	if !visibleLetterOrMark(prev) || !inSet(set, scriptOf(prev)) {
+		return false
+	}
+	if visibleLetterOrMark(next) {
+		return inSet(set, scriptOf(next))
+	}
+	return next == noRune || stable(next) && !unicode.IsLetter(next) && !unicode.IsMark(next)
+}
+
+func emojiJoins(prev rune) bool {
+	return prev == vs16 || prev == cancelTag || prev >= 0 && (unicode.Is(extendedPictographic, prev) || unicode.Is(emojiModifier, prev))
+}
+
+// selectorBit is the bit of a variation selector in variationBase.selectors.
+func selectorBit(r rune) (uint, bool) {
+	switch {
+	case r >= 0xFE00 && r <= 0xFE0F:
+		return uint(r - 0xFE00), true
+	case r >= 0x180B && r <= 0x180D:
+		return uint(16 + r - 0x180B), true
+	case r == 0x180F:
+		return 19, true
+	}
+	return 0, false
+}
+
+func takesSelector(base rune, bit uint) bool {
+	i := sort.Search(len(variationBases), func(i int) bool { return variationBases[i].base >= base })
+	return i < len(variationBases) && variationBases[i].base == base && variationBases[i].selectors&(1<<bit) != 0
+}
+
+// rgiTagSpec returns the length of the RGI tag sequence (tag characters
+// through the cancel tag) that b starts with, or 0.
+func rgiTagSpec(b []byte) int {
+	for _, seq := range rgiTagSequences {
+		spec := seq[len(string(rune(blackFlag))):]
+		if len(b) >= len(spec) && string(b[:len(spec)]) == spec {
+			return len(spec)
+		}
+	}
+	return 0
+}
+
+// prevRune is the code point that ends b, or noRune.
+func prevRune(b []byte) rune {
+	if len(b) == 0 {
+		return noRune
+	}
+	r, _ := utf8.DecodeLastRune(b)
+	return r
 }

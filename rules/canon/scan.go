@@ -3,6 +3,7 @@ package canon
 import (
 	"encoding/binary"
 	"math/bits"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -40,15 +41,17 @@ func isByte(w uint64, c byte) uint64 {
 func dirtyFree8(w uint64) uint64 { return suspect8(w) | isByte(w, '`') }
 
 // firstUnclean returns the index of the first byte that Text must act on
-// (a control other than tab/LF/CR, DEL, an invalid UTF-8 byte or the
-// start of a code point Text removes), or len(s).
+// (a control other than tab/LF/CR, DEL, an invalid UTF-8 byte, the start
+// of a code point Text removes, or of an invisible one that its context
+// does not allow), or len(s).
 //
 // Plain ASCII is skipped a word at a time; tab, LF and CR are exempted
 // only in the words that hold a suspect byte, about one word in five of
 // ordinary text. A flagged word jumps straight to its first suspect byte;
 // from there code points are checked one by one (a table-free decode that
-// looks closer only at the lead bytes 0xC2, 0xE2 and 0xF3) until the next
-// ASCII byte, where the word scan resumes.
+// looks closer only at the lead bytes that can start a code point Text
+// removes or judges) until the next ASCII byte, where the word scan
+// resumes.
 func firstUnclean(s string) int {
 	b := stringBytes(s)
 	n := len(b)
@@ -67,9 +70,16 @@ func firstUnclean(s string) int {
 		for i < n {
 			c := b[i]
 			if c >= 0x80 {
-				size, ok := classify(b, i)
-				if !ok {
+				size, cl := classify(b, i)
+				switch cl {
+				case removed:
 					return i
+				case judged:
+					k, v := judge(b, i, size, prevRune(b[:i]))
+					if v != keep {
+						return i
+					}
+					size = k
 				}
 				i += size
 				continue
@@ -86,28 +96,37 @@ func firstUnclean(s string) int {
 	return n
 }
 
-// classify looks at the non-ASCII code point starting at b[i]. It returns
-// its length and ok=true when it is valid UTF-8 that Text keeps; ok=false
-// when b[i] is an invalid byte or starts a C1 control (U+0080–U+009F), a
-// bidi control (U+202A–U+202E, U+2066–U+2069) or a tag character
-// (U+E0000–U+E007F). Only the lead bytes 0xC2, 0xE2 and 0xF3 can start a
-// code point Text removes, so the others are only validated.
-func classify(b []byte, i int) (size int, ok bool) {
+// class is what classify found.
+type class uint8
+
+const (
+	kept    class = iota // valid UTF-8 that Text keeps wherever it stands
+	removed              // an invalid byte, a C1 control, a bidi control
+	judged               // an invisible code point or U+2028/2029: see judge
+)
+
+// classify looks at the non-ASCII code point starting at b[i] and returns
+// its length and class: removed for an invalid byte (size 1), a C1
+// control (U+0080–U+009F) or a bidi control (U+202A–U+202E,
+// U+2066–U+2069); judged for an invisible code point or U+2028/2029; kept
+// otherwise. Only a few lead bytes (contextLead) can start a code point
+// that is not kept, so the others are only validated.
+func classify(b []byte, i int) (size int, cl class) {
 	c := b[i]
 	switch {
 	case c < 0xC2: // a continuation byte, or an overlong 2-byte lead
-		return 1, false
+		return 1, removed
 	case c < 0xE0:
 		if i+1 >= len(b) || b[i+1]&0xC0 != 0x80 {
-			return 1, false
+			return 1, removed
 		}
 		if c == 0xC2 && b[i+1] < 0xA0 { // C1 control
-			return 2, false
+			return 2, removed
 		}
-		return 2, true
+		size = 2
 	case c < 0xF0:
 		if i+2 >= len(b) {
-			return 1, false
+			return 1, removed
 		}
 		c1, c2 := b[i+1], b[i+2]
 		lo, hi := byte(0x80), byte(0xBF)
@@ -118,15 +137,15 @@ func classify(b []byte, i int) (size int, ok bool) {
 			hi = 0x9F // surrogates
 		}
 		if c1 < lo || c1 > hi || c2&0xC0 != 0x80 {
-			return 1, false
+			return 1, removed
 		}
 		if c == 0xE2 && (c1 == 0x80 && c2 >= 0xAA && c2 <= 0xAE || c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) {
-			return 3, false // bidi embedding, override or isolate
+			return 3, removed // bidi embedding, override or isolate
 		}
-		return 3, true
+		size = 3
 	case c < 0xF5:
 		if i+3 >= len(b) {
-			return 1, false
+			return 1, removed
 		}
 		c1, c2, c3 := b[i+1], b[i+2], b[i+3]
 		lo, hi := byte(0x80), byte(0xBF)
@@ -137,14 +156,18 @@ func classify(b []byte, i int) (size int, ok bool) {
 			hi = 0x8F // beyond U+10FFFF
 		}
 		if c1 < lo || c1 > hi || c2&0xC0 != 0x80 || c3&0xC0 != 0x80 {
-			return 1, false
+			return 1, removed
 		}
-		if c == 0xF3 && c1 == 0xA0 && (c2 == 0x80 || c2 == 0x81) {
-			return 4, false // tag character
-		}
-		return 4, true
+		size = 4
+	default:
+		return 1, removed
 	}
-	return 1, false
+	if contextLead[c] {
+		if r, _ := utf8.DecodeRune(b[i : i+size]); contextual(r) {
+			return size, judged
+		}
+	}
+	return size, kept
 }
 
 // firstUncleanFree returns the index of the first byte FreeText must act
@@ -165,9 +188,16 @@ func firstUncleanFree(s string) int {
 		for i < n {
 			c := b[i]
 			if c >= 0x80 {
-				size, ok := classify(b, i)
-				if !ok {
+				size, cl := classify(b, i)
+				switch cl {
+				case removed:
 					return i
+				case judged:
+					k, v := judge(b, i, size, prevRune(b[:i]))
+					if v != keep {
+						return i
+					}
+					size = k
 				}
 				i += size
 				continue

@@ -46,12 +46,17 @@ func TestWordMasks(t *testing.T) {
 func TestClassify(t *testing.T) {
 	check := func(b []byte) {
 		t.Helper()
-		size, ok := classify(b, 0)
+		size, cl := classify(b, 0)
 		r, n := utf8.DecodeRune(b)
-		wantOK := !(r == utf8.RuneError && n == 1) && !dropped(r)
-		wantSize := n
-		if wantOK != ok || wantSize != size {
-			t.Fatalf("classify(% x) = %d, %v; want %d, %v (U+%04X)", b, size, ok, wantSize, wantOK, r)
+		want := kept
+		switch {
+		case r == utf8.RuneError && n == 1, dropped(r):
+			want = removed
+		case r == 0x2028 || r == 0x2029 || derivedInvisible(r):
+			want = judged
+		}
+		if want != cl || n != size {
+			t.Fatalf("classify(% x) = %d, %v; want %d, %v (U+%04X)", b, size, cl, n, want, r)
 		}
 	}
 	for c0 := 0x80; c0 < 0x100; c0++ {
