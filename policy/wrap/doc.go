@@ -100,7 +100,8 @@
 //
 // Without --policy-dir, entries get no --policy and the embedded baseline
 // applies. With --policy-dir DIR, each server wrap guards gets
-// DIR/CLIENT[-PROJECT]-NAME.yaml, referenced by absolute path: a copy of
+// DIR/CLIENT[-PROJECT-HASH]-NAME.yaml (-2, -3 for names that reduce alike
+// in one run), referenced by absolute path: a copy of
 // the shipped policy written for its package when one fits
 // (@modelcontextprotocol/server-filesystem, -memory, -everything,
 // mcp-server-git, mcp-server-fetch, github-mcp-server; matched on the

@@ -1,11 +1,14 @@
 package wrap
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/mcpguard/mcpguard/policy"
@@ -97,6 +100,8 @@ type Policies struct {
 	// list its tools.
 	Init   func(argv []string, out string) error
 	DryRun bool
+
+	named map[string]bool // file names given out in this run
 }
 
 // placed says what policy a server got.
@@ -112,7 +117,17 @@ func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
 	if p.Dir == "" {
 		return placed{note: "baseline"}, nil
 	}
-	path := filepath.Join(p.Dir, policyFileName(client, c, s))
+	name := policyFileName(client, c, s)
+	// Two entries of one run that reduce to the same name (Git and git)
+	// get their own files.
+	if p.named == nil {
+		p.named = map[string]bool{}
+	}
+	for i := 2; p.named[strings.ToLower(name)]; i++ {
+		name = strings.TrimSuffix(policyFileName(client, c, s), ".yaml") + "-" + strconv.Itoa(i) + ".yaml"
+	}
+	p.named[strings.ToLower(name)] = true
+	path := filepath.Join(p.Dir, name)
 	if _, err := os.Stat(path); err == nil {
 		return placed{path, "existing file"}, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -195,7 +210,7 @@ func setRoots(text []byte, roots []string) ([]byte, bool) {
 	return out, true
 }
 
-// policyFileName is CLIENT[-PROJECT]-SERVER.yaml, reduced to safe
+// policyFileName is CLIENT[-PROJECT-HASH]-SERVER.yaml, reduced to safe
 // characters: one file per entry, so two entries of the same name with
 // different arguments (roots) do not share a starter policy.
 func policyFileName(client string, c *Config, s *Server) string {
@@ -205,7 +220,9 @@ func policyFileName(client string, c *Config, s *Server) string {
 		project = strings.TrimPrefix(c.Scope, "project ")
 	}
 	if project != "" {
-		parts = append(parts, filepath.Base(project))
+		// the base name for the reader, a hash so ~/a/app and ~/b/app differ
+		sum := sha256.Sum256([]byte(project))
+		parts = append(parts, filepath.Base(project)+"-"+hex.EncodeToString(sum[:3]))
 	}
 	parts = append(parts, s.Name)
 	var b strings.Builder

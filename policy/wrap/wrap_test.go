@@ -2,6 +2,8 @@ package wrap
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -365,16 +367,18 @@ func TestWrapPlacesPolicies(t *testing.T) {
 	if err != nil || st != 1 {
 		t.Fatalf("status %d, %v; want 1 for the init that failed\n%s%s", st, err, out.String(), errw.String())
 	}
+	sum := sha256.Sum256([]byte(filepath.Join(home, "project")))
+	project := "project-" + hex.EncodeToString(sum[:3])
 	shippedCopies := map[string]string{
-		"claude-desktop-filesystem.yaml":      "filesystem.yaml",
-		"claude-desktop-github.yaml":          "github.yaml",
-		"claude-desktop-memory.yaml":          "memory.yaml",
-		"claude-code-git.yaml":                "git.yaml",
-		"cursor-notes.yaml":                   "filesystem.yaml",
-		"vscode-github.yaml":                  "github.yaml",
-		"claude-code-project-everything.yaml": "everything.yaml",
-		"cursor-project-fetch.yaml":           "fetch.yaml",
-		"vscode-project-memory.yaml":          "memory.yaml",
+		"claude-desktop-filesystem.yaml":              "filesystem.yaml",
+		"claude-desktop-github.yaml":                  "github.yaml",
+		"claude-desktop-memory.yaml":                  "memory.yaml",
+		"claude-code-git.yaml":                        "git.yaml",
+		"cursor-notes.yaml":                           "filesystem.yaml",
+		"vscode-github.yaml":                          "github.yaml",
+		"claude-code-" + project + "-everything.yaml": "everything.yaml",
+		"cursor-" + project + "-fetch.yaml":           "fetch.yaml",
+		"vscode-" + project + "-memory.yaml":          "memory.yaml",
 	}
 	for name, src := range shippedCopies {
 		got, err := os.ReadFile(filepath.Join(dir, name))
@@ -596,6 +600,26 @@ func TestWrapAddsAPolicyToBaselineEntries(t *testing.T) {
 	for rel, b := range snapshot(t, home, orig) {
 		if rel != ".claude.json" && !bytes.Equal(b, orig[rel]) {
 			t.Errorf("%s after unwrap:\n%s", rel, b)
+		}
+	}
+}
+
+func TestPolicyNamesDoNotCollide(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".cursor"), 0o755)
+	cfg := `{"mcpServers": {"Git": {"command": "uvx", "args": ["mcp-server-git"]}, "git": {"command": "uvx", "args": ["mcp-server-git", "-v"]}}}`
+	os.WriteFile(filepath.Join(home, ".cursor", "mcp.json"), []byte(cfg), 0o644)
+	var out, errw bytes.Buffer
+	o := testOptions(home, &out, &errw)
+	o.Policies = Policies{Dir: filepath.Join(home, "pol"), Shipped: os.DirFS("../../policies")}
+	if st, err := Wrap(o); err != nil || st != 0 {
+		t.Fatalf("status %d, %v\n%s", st, err, errw.String())
+	}
+	b, _ := os.ReadFile(filepath.Join(home, ".cursor", "mcp.json"))
+	for _, name := range []string{"cursor-git.yaml", "cursor-git-2.yaml"} {
+		p := filepath.Join(home, "pol", name)
+		if _, err := os.Stat(p); err != nil || !bytes.Contains(b, quote(p)) {
+			t.Errorf("%s: %v, referenced: %v", name, err, bytes.Contains(b, quote(p)))
 		}
 	}
 }
