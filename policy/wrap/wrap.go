@@ -52,6 +52,7 @@ func Unwrap(o Options) (int, error) {
 }
 
 func (o *Options) run(wrap bool) (int, error) {
+	o.Policies.DryRun = o.DryRun // a dry run writes no policy and starts no server
 	cfgs, errs := o.load()
 	status := 0
 	for _, err := range errs {

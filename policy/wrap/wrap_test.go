@@ -235,7 +235,9 @@ func TestWrapDryRunWritesNothing(t *testing.T) {
 	var out, errw bytes.Buffer
 	o := testOptions(home, &out, &errw)
 	o.DryRun = true
-	o.Policies = Policies{Dir: filepath.Join(home, "policies"), Shipped: os.DirFS("../../policies"), DryRun: true}
+	inits := 0
+	o.Policies = Policies{Dir: filepath.Join(home, "policies"), Shipped: os.DirFS("../../policies"),
+		Init: func([]string, string) error { inits++; return nil }}
 	if st, err := Wrap(o); err != nil || st != 0 {
 		t.Fatalf("status %d, %v\n%s", st, err, errw.String())
 	}
@@ -245,8 +247,8 @@ func TestWrapDryRunWritesNothing(t *testing.T) {
 		}
 	}
 	matches, _ := filepath.Glob(filepath.Join(home, "*", "*"+BackupSuffix))
-	if _, err := os.Stat(o.Policies.Dir); err == nil || len(matches) > 0 {
-		t.Errorf("dry run wrote policies or backups: %v", matches)
+	if _, err := os.Stat(o.Policies.Dir); err == nil || len(matches) > 0 || inits > 0 {
+		t.Errorf("dry run wrote policies or backups (%v) or ran init %d times", matches, inits)
 	}
 	for _, want := range []string{
 		"--- ~/.cursor/mcp.json\n+++ ~/.cursor/mcp.json\n",
