@@ -211,10 +211,12 @@ egress:
 // an OSC 52 clipboard write with a bidi override, and a notification
 // whose method holds ESC and U+202E, never reach the client (the SDK
 // hands both to application code); a plain notification sent between
-// them does, and so does the tool's reply.
+// them does, and so does the tool's reply. The server gets an error
+// answer to its refused request instead of waiting for one.
 func TestGuardedHostileRoutingRefused(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
-	p := startGuardedRaw(t, &guardOpts{Log: logFile}, testserverBin)
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	p := startGuardedRaw(t, &guardOpts{Log: logFile}, testserverBin, "-record", record)
 	p.initialize()
 	p.sendWait(callLine(1, "hostile_routing", map[string]any{}))
 	m, skipped := p.expect("1", 30*time.Second)
@@ -239,6 +241,17 @@ func TestGuardedHostileRoutingRefused(t *testing.T) {
 	log, _ := os.ReadFile(logFile)
 	if n := strings.Count(string(log), `"event":"dropped"`); n != 2 {
 		t.Errorf("%d dropped events in the log, want 2:\n%s", n, truncate(string(log), 3000))
+	}
+	got, _ := os.ReadFile(record)
+	answered := false
+	for _, line := range strings.Split(string(got), "\n") {
+		var m rawMsg
+		if json.Unmarshal([]byte(line), &m) == nil && m.Error != nil && strings.Contains(string(m.ID), "52;c;") {
+			answered = true
+		}
+	}
+	if !answered {
+		t.Errorf("the server got no error answer to its refused request; it received:\n%s", truncate(string(got), 3000))
 	}
 }
 

@@ -459,19 +459,18 @@ func (r *relay) fromServer(m *message.Message) {
 		if call != nil {
 			r.replyToAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: the MCP server's reply could not be relayed safely", nil))
 		}
+		if m.Kind == message.Request {
+			// The server's own request (a hostile id, say): it gets its
+			// answer from mcpguard rather than waiting for one forever.
+			r.answerServer(message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: this request could not be relayed safely: "+err.Error(), nil))
+		}
 		return
 	}
 	if m.Kind == message.Request && !r.serverReqs.add(m.IDKey(), m.Method) {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
 			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped,
 			Message: "a server request whose id is already in flight, or one too many in flight"})
-		reply := message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: a request with this id is already in flight, or too many are", nil)
-		// The egress loop must never block on the server's input.
-		go func() {
-			if r.toServer.writeLine(reply) == nil {
-				r.toServer.flush()
-			}
-		}()
+		r.answerServer(message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: a request with this id is already in flight, or too many are", nil))
 		return
 	}
 	r.logRewrites(m, call, rewrites)
@@ -510,6 +509,16 @@ func (r *relay) answerFromAgent(m *message.Message) {
 		}
 	}
 	r.toServerLine(out)
+}
+
+// answerServer writes mcpguard's own reply to a request of the server's.
+// The egress loop must never block on the server's input.
+func (r *relay) answerServer(reply []byte) {
+	go func() {
+		if r.toServer.writeLine(reply) == nil {
+			r.toServer.flush()
+		}
+	}()
 }
 
 // maxRewriteLines bounds the log lines one message's rewrites produce: a
