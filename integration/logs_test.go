@@ -46,6 +46,10 @@ func TestSharedLogUnderAttack(t *testing.T) {
 		wg.Go(func() {
 			p := startGuardedRaw(t, &guardOpts{Policy: policy, Log: logFile}, testserverBin)
 			p.initialize()
+			p.sendWait(request("list", "tools/list", nil))
+			if m, _ := p.expect(`"list"`, 10*time.Second); strings.Contains(string(m.raw), `"crash"`) {
+				t.Errorf("%s: the denied tool is listed: %s", name, truncate(string(m.raw), 300))
+			}
 			n := attacks
 			if i == procs-1 {
 				n = 2 // a quiet server: no spike
@@ -71,20 +75,47 @@ func TestSharedLogUnderAttack(t *testing.T) {
 	}
 	wg.Wait()
 
-	// Every line is one whole JSON object with the documented log fields.
+	// Every line is one whole JSON object with the documented log fields
+	// that apply to it, and none written empty.
 	data, err := os.ReadFile(logFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rejected := map[string]int{}
+	hiddenLines := 0
 	for i, line := range bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n")) {
 		var ev map[string]any
 		if err := json.Unmarshal(line, &ev); err != nil {
 			t.Fatalf("line %d is torn or not JSON: %q", i+1, truncate(string(line), 200))
 		}
-		for _, f := range []string{"time", "level", "event", "server", "pid", "direction", "method", "tool", "id", "error_code", "field", "rule", "action", "message"} {
+		want := []string{"time", "level", "event", "server", "pid", "message"}
+		if ev["action"] == "rejected" {
+			want = append(want, "direction", "method", "tool", "id", "error_code", "rule")
+		}
+		for _, f := range want {
 			if _, ok := ev[f]; !ok {
 				t.Errorf("line %d lacks %q: %s", i+1, f, line)
+			}
+		}
+		for k, v := range ev {
+			if v == "" {
+				t.Errorf("line %d writes an empty %q: %s", i+1, k, line)
+			}
+		}
+		if _, old := ev["duration"]; old {
+			t.Errorf("line %d has a duration without its unit: %s", i+1, line)
+		}
+		if ev["event"] == "downstream_exit" {
+			if _, ok := ev["duration_ms"]; !ok {
+				t.Errorf("exit line %d lacks duration_ms: %s", i+1, line)
+			}
+		}
+		// A tool hidden from tools/list: one line per list, naming it and
+		// the entry that denies it.
+		if msg, _ := ev["message"].(string); strings.Contains(msg, "hid ") {
+			hiddenLines++
+			if msg != "hid 1 tools the policy denies from the list: crash (tools.crash)" || ev["bytes_removed"] != nil {
+				t.Errorf("hidden-tool line %d: %s", i+1, line)
 			}
 		}
 		if strings.Contains(string(line), "curl evil") {
@@ -93,6 +124,9 @@ func TestSharedLogUnderAttack(t *testing.T) {
 		if ev["action"] == "rejected" {
 			rejected[ev["server"].(string)]++
 		}
+	}
+	if hiddenLines != procs {
+		t.Errorf("%d hidden-tool lines for %d lists", hiddenLines, procs)
 	}
 	for i := range procs {
 		want := attacks + 1

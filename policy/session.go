@@ -122,6 +122,9 @@ type Rewrite struct {
 	Field         string // where in the message, e.g. result.content[0].text
 	Canonicaliser string // text, free_text, path; or "hidden" for a denied tool removed from tools/list
 	Removed       int    // bytes removed
+	// Tool and Rule: for a hidden tool, its name and the policy entry
+	// that denies it (tools.NAME or unknown_tools).
+	Tool, Rule string
 }
 
 // Session is a policy applied to one downstream: it holds what the session
@@ -254,7 +257,8 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 		names[name] = true
 		if s.p.Denied(t.Name) || s.p.Denied(name) {
 			changed = true
-			rewrites = append(rewrites, Rewrite{Field: "result.tools[" + strconv.Itoa(i) + "]", Canonicaliser: "hidden", Removed: len(v)})
+			rewrites = append(rewrites, Rewrite{Field: "result.tools[" + strconv.Itoa(i) + "]", Canonicaliser: "hidden", Removed: len(v),
+				Tool: clean(t.Name), Rule: s.p.tool(t.Name).rule})
 			return nil
 		}
 		kept = append(kept, v)

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -174,7 +175,7 @@ func Run(cfg Config) int {
 	status := server.status
 	cfg.Log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventExit, Message: "MCP server exited",
 		Extra: func(e *zerolog.Event) {
-			e.Int("status", status).Dur("duration", time.Since(started))
+			e.Int("status", status).Int64("duration_ms", time.Since(started).Milliseconds())
 		}})
 	return status
 }
@@ -365,7 +366,8 @@ func (r *relay) toServerLine(b []byte) {
 func (r *relay) logVerdict(m *message.Message, v policy.Verdict) {
 	ev := eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventRejected, Direction: eventlog.Ingress,
 		Method: m.Method, Tool: m.Name, ID: logID(m.ID), ErrorCode: v.Rejection.ErrorCode,
-		Field: v.Rejection.Field, Rule: v.Rejection.Rule, Action: eventlog.ActionRejected, Message: v.Rejection.Error}
+		Field: v.Rejection.Field, Rule: v.Rejection.Rule, Action: eventlog.ActionRejected, Message: v.Rejection.Error,
+		PolicyText: true} // the policy canonicalised the peer's parts of Error
 	if v.Rejection.Value != "" {
 		ev.Value = []byte(v.Rejection.Value)
 	}
@@ -531,6 +533,7 @@ func (r *relay) logRewrites(m *message.Message, call *policy.Call, rewrites []po
 	if call != nil {
 		method, tool = call.Method, call.Tool
 	}
+	rewrites = r.logHidden(m, method, rewrites)
 	for i, rw := range rewrites {
 		if i == maxRewriteLines {
 			removed := 0
@@ -549,6 +552,37 @@ func (r *relay) logRewrites(m *message.Message, call *policy.Call, rewrites []po
 			Message: "egress " + rw.Canonicaliser + " canonicaliser rewrote the field",
 			Extra:   func(e *zerolog.Event) { e.Str("canonicaliser", rw.Canonicaliser).Int("bytes_removed", rw.Removed) }})
 	}
+}
+
+// maxHiddenNamed bounds the tool names one hidden-tools line lists.
+const maxHiddenNamed = 20
+
+// logHidden writes one line for the tools a tools/list result lost to the
+// policy, naming each with the entry that denies it, and returns the
+// other rewrites.
+func (r *relay) logHidden(m *message.Message, method string, rewrites []policy.Rewrite) []policy.Rewrite {
+	var hidden []string
+	rest := rewrites[:0:0]
+	for _, rw := range rewrites {
+		if rw.Canonicaliser != "hidden" {
+			rest = append(rest, rw)
+			continue
+		}
+		hidden = append(hidden, rw.Tool+" ("+rw.Rule+")")
+	}
+	if len(hidden) == 0 {
+		return rewrites
+	}
+	named := hidden
+	more := ""
+	if len(named) > maxHiddenNamed {
+		named, more = named[:maxHiddenNamed], " +"+strconv.Itoa(len(hidden)-maxHiddenNamed)+" more"
+	}
+	r.log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventRewritten, Direction: eventlog.Egress,
+		Method: method, ID: logID(m.ID), Field: "result.tools", Action: eventlog.ActionRewritten,
+		Message: "hid " + strconv.Itoa(len(hidden)) + " tools the policy denies from the list: " + strings.Join(named, ", ") + more,
+		Extra:   func(e *zerolog.Event) { e.Str("canonicaliser", "hidden").Int("tools_hidden", len(hidden)) }})
+	return rest
 }
 
 // failInFlight answers every request still in flight with an error.

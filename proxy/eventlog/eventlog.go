@@ -141,32 +141,46 @@ type Event struct {
 	Rule      string
 	Action    Action
 	Message   string
-	Value     []byte // the offending value: written as value_len and value_sha256
-	Extra     func(e *zerolog.Event)
+	// PolicyText says Message is made of the policy's own text (a rule's
+	// pattern, remediation) and peer text that was canonicalised already:
+	// backticks in it are the policy's and are written as they are, so a
+	// pattern reads in the log as it does in the policy.
+	PolicyText bool
+	Value      []byte // the offending value: written as value_len and value_sha256
+	Extra      func(e *zerolog.Event)
 }
 
-// Log writes one line. Every string field is written, empty or not, so a
-// reader never has to guess whether a field was forgotten.
+// Log writes one line. Fields that do not apply (empty strings) are
+// omitted rather than written as "", so a line says only what happened.
 func (l *Logger) Log(ev Event) {
 	e := l.z.WithLevel(ev.Level)
 	if e == nil {
 		return
 	}
-	e = e.Str("event", Clean(string(ev.Event))).
-		Str("direction", Clean(ev.Direction)).
-		Str("method", Clean(ev.Method)).
-		Str("tool", Clean(ev.Tool)).
-		Str("id", Clean(ev.ID)).
-		Str("error_code", Clean(ev.ErrorCode)).
-		Str("field", Clean(ev.Field)).
-		Str("rule", Clean(ev.Rule)).
-		Str("action", Clean(string(ev.Action)))
+	str := func(name, v string) {
+		if v != "" {
+			e = e.Str(name, Clean(v))
+		}
+	}
+	str("event", string(ev.Event))
+	str("direction", ev.Direction)
+	str("method", ev.Method)
+	str("tool", ev.Tool)
+	str("id", ev.ID)
+	str("error_code", ev.ErrorCode)
+	str("field", ev.Field)
+	str("rule", ev.Rule)
+	str("action", string(ev.Action))
 	if ev.Value != nil {
 		sum := sha256.Sum256(ev.Value)
 		e = e.Int("value_len", len(ev.Value)).Str("value_sha256", hex.EncodeToString(sum[:8]))
 	}
 	if ev.Extra != nil {
 		ev.Extra(e)
+	}
+	if ev.PolicyText {
+		e.Msg(cleanKeepingBackticks(ev.Message, MaxMessageBytes))
+		return
 	}
 	e.Msg(cleanN(ev.Message, MaxMessageBytes))
 }

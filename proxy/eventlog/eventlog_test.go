@@ -62,8 +62,9 @@ func writeLines(spec string) int {
 	return 0
 }
 
-// TestLineShape: every documented log field is on every line, and the caller's
-// value is never written, only its length and a short hash.
+// TestLineShape: the documented fields are on a line when they apply and
+// omitted when they do not (never written as ""), and the caller's value
+// is never written, only its length and a short hash.
 func TestLineShape(t *testing.T) {
 	var buf bytes.Buffer
 	l := New(&buf, "filesystem")
@@ -78,17 +79,28 @@ func TestLineShape(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("want 2 lines, got %q", buf.String())
 	}
-	fields := []string{"time", "level", "server", "pid", "event", "direction", "method", "tool", "id",
-		"error_code", "field", "rule", "action", "message"}
+	fields := [][]string{
+		{"time", "level", "server", "pid", "event", "direction", "method", "tool", "id",
+			"error_code", "field", "rule", "action", "message"},
+		{"time", "level", "server", "pid", "event", "message", "child_pid", "mode"},
+	}
 	for i, line := range lines {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("line %d: %v: %s", i, err, line)
 		}
-		for _, f := range fields {
+		for _, f := range fields[i] {
 			if _, ok := m[f]; !ok {
 				t.Errorf("line %d has no %q: %s", i, f, line)
 			}
+		}
+		for k, v := range m {
+			if v == "" {
+				t.Errorf("line %d writes an empty %q: %s", i, k, line)
+			}
+		}
+		if i == 1 && len(m) != len(fields[1]) {
+			t.Errorf("the start line has fields that do not apply: %s", line)
 		}
 		if m["server"] != "filesystem" || m["pid"] != float64(os.Getpid()) {
 			t.Errorf("line %d: server/pid %v %v", i, m["server"], m["pid"])

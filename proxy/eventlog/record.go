@@ -188,8 +188,9 @@ func (d *Decoder) member(s *scanner, key []byte, r *Record, haveTime *bool) bool
 		return d.intern(s, &r.Mode)
 	case "status":
 		return s.int(&r.Status)
-	case "duration":
-		// zerolog writes durations as float milliseconds by default.
+	case "duration_ms", "duration":
+		// Milliseconds; "duration" is what logs before duration_ms wrote
+		// (zerolog's float milliseconds).
 		num, ok := s.number()
 		if !ok {
 			return false

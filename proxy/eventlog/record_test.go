@@ -19,7 +19,7 @@ func TestDecodeReadsWhatLogWrites(t *testing.T) {
 		ID: `"abc"`, ErrorCode: "INPUT_REJECTED_DANGEROUS_FLAG", Field: "args[0]", Rule: "ingress[1]", Action: ActionRejected,
 		Message: "say \"no\" to --output\\", Value: []byte("--output=/tmp/x")})
 	l.Log(Event{Level: zerolog.InfoLevel, Event: EventExit, Message: "MCP server exited",
-		Extra: func(e *zerolog.Event) { e.Int("status", 2).Dur("duration", 1500*time.Millisecond) }})
+		Extra: func(e *zerolog.Event) { e.Int("status", 2).Int64("duration_ms", 1500) }})
 	l.Log(Event{Level: zerolog.InfoLevel, Event: EventRewritten, Field: "content[0].text", Action: ActionRewritten,
 		Extra: func(e *zerolog.Event) { e.Str("canonicaliser", "text").Int("bytes_removed", 9) }})
 

@@ -108,12 +108,17 @@ func TestSpikeAlertNamesTopCodesAndTools(t *testing.T) {
 	if a.Server != "fs" || a.Count != 6 || !a.Time.Equal(t0.Add(5*time.Second)) {
 		t.Errorf("alert %+v", a)
 	}
-	if got := fmtCounts(a.Codes); got != "PATH 3, FLAG 1, OTHER 1" {
+	// The lists name the top three and count the rest, so they add up
+	// to the alert's six rejections.
+	if got := fmtCounts(a.Codes, a.Count); got != "PATH 3, FLAG 1, OTHER 1, +1 more" {
 		t.Errorf("codes %s", got)
 	}
-	if got := fmtCounts(a.Tools); got != "read_file 2, - 1, run 1" {
+	if got := fmtCounts(a.Tools, a.Count); got != "read_file 2, - 1, run 1, +2 more" {
 		t.Errorf("tools %s", got)
+	}
+	if got := fmtCounts([]Count{{"PATH", 2}}, 2); got != "PATH 2" {
+		t.Errorf("all named: %s", got)
 	}
 }
 
-func fmtCounts(cs []Count) string { return string(appendCounts(nil, cs)) }
+func fmtCounts(cs []Count, total int) string { return string(appendCounts(nil, cs, total)) }

@@ -173,7 +173,15 @@ func (t *Tail) Format(b []byte, r *Record) []byte {
 	}
 	if r.Message != "" {
 		b = append(b, ' ')
-		b = t.paint(b, sgrDim, strconv.Quote(shorten(Clean(r.Message), messageRunes)))
+		msg := Clean(r.Message)
+		if r.Event == EventRejected || r.Event == EventAudited {
+			// A verdict's message is the policy's text around peer text
+			// the policy canonicalised (its backticks became '): the
+			// backticks left are the policy's (a pattern) and are shown as
+			// written. Other messages may quote a peer as it came.
+			msg = cleanKeepingBackticks(r.Message, MaxMessageBytes)
+		}
+		b = t.paint(b, sgrDim, strconv.Quote(shorten(msg, messageRunes)))
 	}
 	return b
 }
@@ -188,12 +196,16 @@ func (t *Tail) FormatAlert(b []byte, a Alert) []byte {
 	b = append(b, ' ')
 	b = t.paint(b, sgrBold, orDash(a.Server))
 	b = fmt.Appendf(b, ": %d rejections within %s (spike %s); codes: ", a.Count, shortDuration(a.Rule.Window), a.Rule)
-	b = appendCounts(b, a.Codes)
+	b = appendCounts(b, a.Codes, a.Count)
 	b = append(b, "; tools: "...)
-	return appendCounts(b, a.Tools)
+	return appendCounts(b, a.Tools, a.Count)
 }
 
-func appendCounts(b []byte, cs []Count) []byte {
+// appendCounts writes the counts an alert names and, when the window
+// held more keys than it names, "+N more" with the rejections of the rest,
+// so the numbers add up to the alert's count.
+func appendCounts(b []byte, cs []Count, total int) []byte {
+	named := 0
 	for i, c := range cs {
 		if i > 0 {
 			b = append(b, ", "...)
@@ -201,6 +213,15 @@ func appendCounts(b []byte, cs []Count) []byte {
 		b = append(b, orDash(c.Key)...)
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, int64(c.N), 10)
+		named += c.N
+	}
+	if rest := total - named; rest > 0 {
+		if len(cs) > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, "+"...)
+		b = strconv.AppendInt(b, int64(rest), 10)
+		b = append(b, " more"...)
 	}
 	return b
 }
@@ -240,16 +261,28 @@ func orDash(s string) string {
 	return Clean(s)
 }
 
-// shorten cuts s to n runes, marking the cut with "…".
+// shorten cuts s to at most n runes, marking the cut with "…". It cuts
+// at the last space before the limit, so no word is cut in half, unless
+// that would drop more than a third of what fits (one very long word).
 func shorten(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
 	i, k := 0, 0
+	lastSpace, spaceRunes := -1, 0
 	for k < n-1 {
-		_, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == ' ' {
+			lastSpace, spaceRunes = i, k
+		}
 		i += size
 		k++
+	}
+	if next, _ := utf8.DecodeRuneInString(s[i:]); next == ' ' {
+		return s[:i] + "…" // the cut falls between words
+	}
+	if lastSpace > 0 && spaceRunes >= (n-1)*2/3 {
+		return strings.TrimRight(s[:lastSpace], " ,;:") + " …"
 	}
 	return s[:i] + "…"
 }
