@@ -265,7 +265,8 @@ func TestShippedEverything(t *testing.T) {
 	compareRuns(t, "shipped policy", direct, guarded)
 
 	callRejected(t, cs, "get-env", map[string]any{}, "INPUT_REJECTED_TOOL_DENIED")
-	callRejected(t, cs, "gzip-file-as-resource", map[string]any{"name": "x.gz", "data": "http://169.254.169.254/latest/meta-data/"}, "INPUT_REJECTED_URL_SCHEME")
+	callRejected(t, cs, "gzip-file-as-resource", map[string]any{"name": "x.gz", "data": "http://169.254.169.254/latest/meta-data/"}, "INPUT_REJECTED_URL")
+	callRejected(t, cs, "gzip-file-as-resource", map[string]any{"name": "x.gz"}, "INPUT_REJECTED_SCHEMA")
 	callRejected(t, cs, "gzip-file-as-resource", map[string]any{"name": "../x.gz", "data": "data:,x"}, "INPUT_REJECTED_INVALID_NAME")
 	// Had this reached the server it would hold the request for an hour.
 	start := time.Now()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/urlcheck"
 )
 
 // fileV1 is a policy file as written (after schema validation).
@@ -42,6 +43,10 @@ type ingressV1 struct {
 	Abbreviations *bool    `json:"abbreviations"`
 	ValueShorts   []string `json:"short_with_value"`
 	Max           string   `json:"max"`
+	Schemes       []string `json:"schemes"`
+	AllowHosts    []string `json:"allow_hosts"`
+	DenyHosts     []string `json:"deny_hosts"`
+	DenyPrivate   bool     `json:"deny_private"`
 	AllowZero     bool     `json:"allow_zero"`
 	Pattern       string   `json:"pattern"`
 	Code          string   `json:"code"`
@@ -262,6 +267,11 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 		if err == nil {
 			rule.check = rules.NewDuration(max, r.AllowZero)
 		}
+	case "url":
+		rule.code = urlcheck.Code
+		rule.check, err = urlcheck.New(urlcheck.Options{
+			Schemes: r.Schemes, AllowHosts: r.AllowHosts, DenyHosts: r.DenyHosts, DenyPrivate: r.DenyPrivate,
+		})
 	case "path_scope":
 		rule.code = rules.CodePathScope
 		roots := make([]string, len(r.Roots))

@@ -39,6 +39,13 @@ func TestLoadReportsWhereAndWhat(t *testing.T) {
 		{"stray key in rule", "version: 1\ningress:\n  - fields: [a]\n    check: control_chars\n    long: [--x]\n", "bad.yaml:"},
 		{"max_bytes on path", "version: 1\negress:\n  - fields: [a]\n    canonicalise: path\n    max_bytes: 5\n", "bad.yaml:3:5: egress[0]: max_bytes applies to free_text only"},
 		{"schema with network ref", "version: 1\ntools:\n  t:\n    schema: {$ref: 'https://example.com/x.json'}\n", "bad.yaml:4:5: tools.t.schema:"},
+		{"url scheme without a host", "version: 1\ningress:\n  - fields: [u]\n    check: url\n    schemes: [file]\n", "bad.yaml:"},
+		{"url host glob in upper case", "version: 1\ningress:\n  - fields: [u]\n    check: url\n    allow_hosts: [Example.com]\n", "bad.yaml:"},
+		{"url bad glob", "version: 1\ningress:\n  - fields: [u]\n    check: url\n    deny_hosts: ['[']\n", "bad.yaml:3:5: ingress[0]: url: host glob"},
+		{"url key on another check", "version: 1\ningress:\n  - fields: [u]\n    check: control_chars\n    deny_private: true\n", "bad.yaml:"},
+		{"duration max zero", "version: 1\ningress:\n  - fields: [t]\n    check: duration\n    max: 0s\n", "bad.yaml:3:5: ingress[0]: duration: max"},
+		{"duration max not a duration", "version: 1\ningress:\n  - fields: [t]\n    check: duration\n    max: forever\n", "bad.yaml:"},
+		{"short_with_value on another check", "version: 1\ningress:\n  - fields: [t]\n    check: shell_metachars\n    short_with_value: [-r]\n", "bad.yaml:"},
 		{"two documents", "version: 1\n---\nversion: 1\n", "bad.yaml:1:1: a policy file holds exactly one YAML document"},
 	}
 	for _, c := range cases {

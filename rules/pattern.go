@@ -113,8 +113,9 @@ func quotePattern(expr string) string {
 // Values longer than 64 bytes are rejected before parsing, and so is a
 // leading '-' (even "-0s").
 type Duration struct {
-	max       time.Duration
-	allowZero bool
+	max         time.Duration
+	allowZero   bool
+	remediation string
 }
 
 // DefaultMaxDuration is the longest duration a Duration check accepts when
@@ -127,7 +128,8 @@ func NewDuration(max time.Duration, allowZero bool) *Duration {
 	if max <= 0 {
 		max = DefaultMaxDuration
 	}
-	return &Duration{max: max, allowZero: allowZero}
+	return &Duration{max: max, allowZero: allowZero,
+		remediation: "Pass a positive Go duration such as 90s, 5m or 1h30m, at most " + formatDuration(max) + "."}
 }
 
 const maxDurationLen = 64
@@ -135,7 +137,7 @@ const maxDurationLen = 64
 // Check rejects value unless it is a Go duration above zero (or zero, if
 // allowed) and at most the maximum.
 func (c *Duration) Check(value string) *Finding {
-	remediation := "Pass a positive Go duration such as 90s, 5m or 1h30m, at most " + formatDuration(c.max) + "."
+	remediation := c.remediation
 	if len(value) > maxDurationLen {
 		return reject(CodeTimeout, "value is too long for a duration", remediation)
 	}
