@@ -7,8 +7,10 @@
 //
 // Flags:
 //
-//	-runner jest|go   which runner: jest (-jest names the binary) or go test
+//	-runner jest|go|pytest  which runner: jest (-jest names the binary),
+//	                  go test, or pytest (-pytest names the binary)
 //	-jest PATH        the jest binary (integration/node_modules/.bin/jest)
+//	-pytest PATH      the pytest binary
 //	-dir DIR          the project directory the runner runs in
 package main
 
@@ -25,8 +27,9 @@ import (
 )
 
 var (
-	runner  = flag.String("runner", "go", "`jest` or `go`")
+	runner  = flag.String("runner", "go", "`jest`, `go` or `pytest`")
 	jestBin = flag.String("jest", "jest", "the jest `binary`")
+	pytest  = flag.String("pytest", "pytest", "the pytest `binary`")
 	dir     = flag.String("dir", ".", "the project `directory`")
 )
 
@@ -55,6 +58,8 @@ func runTests(ctx context.Context, _ *mcp.CallToolRequest, in runArgs) (*mcp.Cal
 	switch *runner {
 	case "jest":
 		cmd = exec.CommandContext(ctx, *jestBin, append([]string{"--ci", "--watchAll=false"}, in.TestArgs...)...)
+	case "pytest":
+		cmd = exec.CommandContext(ctx, *pytest, in.TestArgs...)
 	default:
 		cmd = exec.CommandContext(ctx, "go", append([]string{"test"}, in.TestArgs...)...)
 	}
