@@ -83,10 +83,21 @@ func (c *command) action(body func(*cli.Context) (int, error)) cli.ActionFunc {
 }
 
 // argv is the server's command line: after "--", or the positional
-// arguments when there is no "--".
+// arguments when there is no "--" and none of them is one of mcpguard's
+// own flags (see misplacedFlags).
 func (c *command) argv(ctx *cli.Context) ([]string, error) {
 	if !c.dashdash {
-		return ctx.Args().Slice(), nil
+		argv := ctx.Args().Slice()
+		if len(argv) > 0 {
+			cmd, flags := "", ctx.App.Flags
+			if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != ctx.App.Name {
+				cmd, flags = ctx.Command.Name, ctx.Command.Flags
+			}
+			if err := misplacedFlags(cmd, argv, flags); err != nil {
+				return nil, err
+			}
+		}
+		return argv, nil
 	}
 	if ctx.Args().Len() > 0 {
 		return nil, fmt.Errorf("unexpected arguments before --: %q", ctx.Args().Slice())
@@ -99,26 +110,33 @@ func (c *command) app() *cli.App {
 		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` (YAML); default: the embedded baseline policy"},
 		&cli.StringFlag{Name: "log", Usage: "decision log `FILE`, or - for stderr", Value: eventlog.DefaultPath(), DefaultText: "$XDG_STATE_HOME/mcpguard/mcpguard.log"},
 		&cli.StringFlag{Name: "mode", Usage: "override the policy's mode: enforce or audit"},
-		&cli.IntFlag{Name: "max-message-bytes", Usage: "size limit for messages in both directions (overrides the two below)"},
-		&cli.IntFlag{Name: "max-request-bytes", Usage: "size limit for a message from the agent", Value: proxy.DefaultMaxRequestBytes},
-		&cli.IntFlag{Name: "max-response-bytes", Usage: "size limit for a message from the server", Value: proxy.DefaultMaxResponseBytes},
+		&cli.GenericFlag{Name: "max-message-bytes", Usage: "size limit for messages in both directions, overriding the two below (bytes, or 8MiB, 512KiB)",
+			Value: &byteSize{}, DefaultText: "unset"},
+		&cli.GenericFlag{Name: "max-request-bytes", Usage: "size limit for a message from the agent", Value: &byteSize{proxy.DefaultMaxRequestBytes},
+			DefaultText: formatSize(proxy.DefaultMaxRequestBytes)},
+		&cli.GenericFlag{Name: "max-response-bytes", Usage: "size limit for a message from the server", Value: &byteSize{proxy.DefaultMaxResponseBytes},
+			DefaultText: formatSize(proxy.DefaultMaxResponseBytes)},
 		&cli.BoolFlag{Name: "raw-stderr", Usage: "pass the server's stderr through unchanged (default: line by line through the text canonicaliser)"},
-		&cli.DurationFlag{Name: "grace", Usage: "how long the server gets to exit after its input closes, and again after SIGTERM", Value: proxy.DefaultGrace},
+		&cli.GenericFlag{Name: "grace", Usage: "how long the server gets to exit after its input closes, and again after SIGTERM (5 means 5s)",
+			Value: &seconds{proxy.DefaultGrace}, DefaultText: proxy.DefaultGrace.String()},
 	}
 	runAction := c.action(c.runRelay)
 	sinceFlag := &cli.StringFlag{Name: "since", Usage: "only events since `WHEN`: a duration before now (15m, 2h, 3d) or a time (2006-01-02T15:04:05Z, 2006-01-02 15:04)"}
 	utcFlag := &cli.BoolFlag{Name: "utc", Usage: "show times in UTC rather than local time"}
+	// --version prints what `mcpguard version` prints, to stdout, as every
+	// CLI does (it starts no relay, so stdout is not the protocol).
+	cli.VersionPrinter = func(*cli.Context) { fmt.Fprintf(c.stdout, "mcpguard %s\n", versionText()) }
 	return &cli.App{
-		Name:            "mcpguard",
-		Usage:           "a firewall for the tools of AI agents, in front of an MCP server that speaks stdio",
-		UsageText:       "mcpguard [run] [--policy FILE] [--log FILE] [--mode enforce|audit] -- COMMAND [ARGS...]",
-		Reader:          c.stdin,
-		Writer:          c.stderr, // stdout is the protocol
-		ErrWriter:       c.stderr,
-		HideHelpCommand: true,
-		Flags:           runFlags,
-		Action:          runAction,
-		ExitErrHandler:  func(*cli.Context, error) {},
+		Name:           "mcpguard",
+		Usage:          "a firewall for the tools of AI agents, in front of an MCP server that speaks stdio",
+		UsageText:      "mcpguard [run] [--policy FILE] [--log FILE] [--mode enforce|audit] -- COMMAND [ARGS...]",
+		Reader:         c.stdin,
+		Writer:         c.stderr, // stdout is the protocol
+		ErrWriter:      c.stderr,
+		Version:        versionText(),
+		Flags:          runFlags,
+		Action:         runAction,
+		ExitErrHandler: func(*cli.Context, error) {},
 		Commands: []*cli.Command{
 			{
 				Name:      "run",
@@ -130,9 +148,19 @@ func (c *command) app() *cli.App {
 			{
 				Name:      "check",
 				Usage:     "validate policy files; errors as file:line:col",
-				UsageText: "mcpguard check POLICY...",
+				UsageText: "mcpguard check [--tools-list FILE] POLICY...",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "tools-list", Usage: "a tools/list result `FILE` (mcpguard init --save-tools-list): warn about tool names the server does not have"},
+				},
 				Action: c.action(func(ctx *cli.Context) (int, error) {
-					return policy.Check(ctx.Args().Slice(), c.stdout, c.stderr)
+					var tools []byte
+					if path := ctx.String("tools-list"); path != "" {
+						var err error
+						if tools, err = os.ReadFile(path); err != nil {
+							return 2, err
+						}
+					}
+					return policy.Check(ctx.Args().Slice(), tools, c.stdout, c.stderr)
 				}),
 			},
 			{
@@ -149,9 +177,10 @@ func (c *command) app() *cli.App {
 			{
 				Name:      "init",
 				Usage:     "start the server, list its tools, print a starter policy",
-				UsageText: "mcpguard init [--out FILE] [--force] [--timeout D] -- COMMAND [ARGS...]",
+				UsageText: "mcpguard init [--out FILE] [--force] [--timeout D] [--save-tools-list FILE] -- COMMAND [ARGS...]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "out", Usage: "write the policy to `FILE` instead of stdout"},
+					&cli.StringFlag{Name: "save-tools-list", Usage: "also write the server's tools/list result to `FILE`, for eval --tools-list and check --tools-list"},
 					&cli.BoolFlag{Name: "force", Usage: "overwrite --out FILE if it exists"},
 					&cli.DurationFlag{Name: "timeout", Usage: "how long the server gets to list its tools", Value: 60 * time.Second},
 				},
@@ -161,7 +190,8 @@ func (c *command) app() *cli.App {
 						return 2, err
 					}
 					return starter.Init(context.Background(), starter.InitOptions{Argv: argv, Out: ctx.String("out"),
-						Force: ctx.Bool("force"), Timeout: ctx.Duration("timeout"), Version: version}, c.stdout, c.stderr)
+						Force: ctx.Bool("force"), Timeout: ctx.Duration("timeout"), Version: version,
+						SaveToolsList: ctx.String("save-tools-list")}, c.stdout, c.stderr)
 				}),
 			},
 			{
@@ -226,9 +256,9 @@ func (c *command) app() *cli.App {
 			},
 			{
 				Name:  "version",
-				Usage: "print the version",
+				Usage: "print the module version and the VCS revision it was built from",
 				Action: c.action(func(*cli.Context) (int, error) {
-					fmt.Fprintf(c.stdout, "mcpguard %s\n", version)
+					fmt.Fprintf(c.stdout, "mcpguard %s\n", versionText())
 					return 0, nil
 				}),
 			},
@@ -362,8 +392,8 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	maxReq, maxResp := ctx.Int("max-request-bytes"), ctx.Int("max-response-bytes")
-	if n := ctx.Int("max-message-bytes"); n > 0 {
+	maxReq, maxResp := sizeValue(ctx, "max-request-bytes"), sizeValue(ctx, "max-response-bytes")
+	if n := sizeValue(ctx, "max-message-bytes"); n > 0 {
 		maxReq, maxResp = n, n
 	}
 	if maxReq <= 0 || maxResp <= 0 {
@@ -382,7 +412,7 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 		Log:              eventlog.New(w, proxy.ServerName(pol, argv)),
 		MaxRequestBytes:  maxReq,
 		MaxResponseBytes: maxResp,
-		Grace:            ctx.Duration("grace"),
+		Grace:            durationValue(ctx, "grace"),
 		Stdin:            c.stdin,
 		Stdout:           c.stdout,
 		Stderr:           c.stderr,

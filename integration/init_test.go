@@ -135,3 +135,39 @@ func TestInitNoServer(t *testing.T) {
 		t.Errorf("init wrote %s anyway", out)
 	}
 }
+
+// TestInitSavesToolsList: init --save-tools-list writes what eval
+// --tools-list and check --tools-list read, from the real server.
+func TestInitSavesToolsList(t *testing.T) {
+	requireGuard(t)
+	bin := npmServer(t, "mcp-server-memory")
+	dir := t.TempDir()
+	pol, tools := filepath.Join(dir, "memory.yaml"), filepath.Join(dir, "tools.json")
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mcpguardBin, "init", "--out", pol, "--save-tools-list", tools, "--", "env", "MEMORY_FILE_PATH="+filepath.Join(dir, "m.jsonl"), bin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mcpguard init: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(tools)
+	if err != nil || !strings.Contains(string(data), `"create_entities"`) || !strings.Contains(string(data), `"inputSchema"`) {
+		t.Fatalf("saved tools list: %v\n%s", err, truncate(string(data), 500))
+	}
+	// eval uses the saved schemas: server_schema: enforce is judged.
+	msg := filepath.Join(dir, "call.json")
+	os.WriteFile(msg, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_entities","arguments":{"entities":"x"}}}`), 0o644)
+	out, status := runGuardCmd(t, "eval", "--mode", "enforce", "--policy", pol, "--tools-list", tools, msg)
+	if status != 1 || !strings.Contains(out, "INPUT_REJECTED_SCHEMA") {
+		t.Errorf("eval --tools-list: status %d\n%s", status, out)
+	}
+	// check --tools-list finds a typo in a tool name.
+	text, _ := os.ReadFile(pol)
+	typo := filepath.Join(dir, "typo.yaml")
+	os.WriteFile(typo, []byte(strings.Replace(string(text), "  read_graph: allow", "  read_grap: allow", 1)), 0o644)
+	c := exec.Command(mcpguardBin, "check", "--tools-list", tools, typo)
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	if err := c.Run(); err != nil || !strings.Contains(stderr.String(), "the server has no tool read_grap; did you mean read_graph?") {
+		t.Errorf("check --tools-list: %v\n%s", err, stderr.String())
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -195,7 +196,7 @@ func parse(line []byte) (*Message, *Error) {
 		default:
 			// Catches `Method`, `ID`, `method\u0000` and anything a lenient
 			// peer might map onto a known member.
-			return nil, invalid(jsonrpc2.CodeInvalidRequest, "unknown member in the JSON-RPC envelope")
+			return nil, invalid(jsonrpc2.CodeInvalidRequest, "unknown member "+quoteName(name)+" in the JSON-RPC envelope")
 		}
 		v, err := d.ReadValue()
 		if err != nil {
@@ -378,4 +379,16 @@ func eachMember(v jsontext.Value, fn func(name string, d *decoder) error) error 
 	}
 	_, err := d.ReadToken()
 	return err
+}
+
+// quoteName writes a member name the caller chose for a refusal's reason:
+// at most 64 bytes, as a Go string literal in ASCII, so that `method\u0000`
+// reads as "method\x00" and nothing in it is a control or an escape; a
+// backtick becomes ', as free_text makes it.
+func quoteName(name string) string {
+	more := ""
+	if len(name) > 64 {
+		name, more = name[:64], "..."
+	}
+	return strings.ReplaceAll(strconv.QuoteToASCII(name), "`", "'") + more
 }

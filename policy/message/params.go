@@ -59,7 +59,7 @@ func (m *Message) readParams() *Error {
 			return d.SkipValue()
 		}
 		if foldVariant(name, paramsMembers) {
-			bad = invalid(jsonrpc2.CodeInvalidParams, "params member differs only by case or Unicode folding from a known member")
+			bad = invalid(jsonrpc2.CodeInvalidParams, "params member "+quoteName(name)+" differs only by case or Unicode folding from a known member")
 			return d.SkipValue()
 		}
 		v, err := d.ReadValue()
@@ -92,7 +92,7 @@ func (m *Message) readParamsInline(d *decoder, line []byte) *Error {
 			return decodeError(err)
 		}
 		if foldVariant(name, paramsMembers) {
-			return invalid(jsonrpc2.CodeInvalidParams, "params member differs only by case or Unicode folding from a known member")
+			return invalid(jsonrpc2.CodeInvalidParams, "params member "+quoteName(name)+" differs only by case or Unicode folding from a known member")
 		}
 		v, err := d.ReadValue()
 		if err != nil {
@@ -121,7 +121,7 @@ func (m *Message) readParam(name string, v jsontext.Value, lastName string) *Err
 		var bad *Error
 		err := eachMember(v, func(name string, d *decoder) error {
 			if bad == nil && foldVariant(name, metaMembers) {
-				bad = invalid(jsonrpc2.CodeInvalidParams, "params._meta member differs only by case or Unicode folding from a known member")
+				bad = invalid(jsonrpc2.CodeInvalidParams, "params._meta member "+quoteName(name)+" differs only by case or Unicode folding from a known member")
 			}
 			return d.SkipValue()
 		})

@@ -18,6 +18,10 @@ type InitOptions struct {
 	Force   bool          // overwrite Out if it exists
 	Timeout time.Duration // how long the server gets to list its tools
 	Version string        // mcpguard's version, sent as clientInfo
+	// SaveToolsList, when set, is a file to write the server's tools/list
+	// result to ({"tools":[...]}, every page): what `mcpguard eval
+	// --tools-list` and `mcpguard check --tools-list` read.
+	SaveToolsList string
 }
 
 // Init is `mcpguard init`: it starts the server, lists its tools, stops
@@ -41,6 +45,11 @@ func Init(ctx context.Context, o InitOptions, stdout, stderr io.Writer) (int, er
 	tools, err := ListTools(ctx, o.Argv, stderr, o.Version)
 	if err != nil {
 		return 1, fmt.Errorf("init: %w", err)
+	}
+	if o.SaveToolsList != "" {
+		if err := os.WriteFile(o.SaveToolsList, append(tools, '\n'), 0o644); err != nil {
+			return 1, fmt.Errorf("init: --save-tools-list: %w", err)
+		}
 	}
 	text, err := Generate(tools, o.Argv, Options{Roots: DirRoots(o.Argv), Date: time.Now()})
 	if err != nil {
