@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"errors"
 	"net/url"
 	"path/filepath"
@@ -116,4 +117,56 @@ func (s *Session) relativeBases() []string {
 // (path_scope).
 type basedCheck interface {
 	CheckFrom(value string, bases []string) *rules.Finding
+}
+
+// inputRoots judges the roots answers a client carries in a retried
+// request (protocol revision 2026-07-28: params.inputResponses, where a
+// member with a roots array answers the server's roots/list input
+// request). The server reads them as its roots for that request, so each
+// must be accepted as RootsAnswer accepts a root; the request's bytes are
+// not rewritten, so one root outside refuses the whole request. The roots
+// accepted are returned as bases for relative paths in this request.
+func (s *Session) inputRoots(m *message.Message) ([]string, *message.Rejection) {
+	if !bytes.Contains(m.Params, []byte("inputRes")) && !bytes.Contains(m.Params, []byte(`\u`)) {
+		return nil, nil
+	}
+	if memberKind(m.Params, "inputResponses") != '{' {
+		return nil, nil
+	}
+	scopes := s.p.pathScopes()
+	if len(scopes) == 0 {
+		return nil, nil
+	}
+	var p struct {
+		InputResponses map[string]jsontext.Value `json:"inputResponses"`
+	}
+	if err := unmarshalLoose(m.Params, &p); err != nil {
+		return nil, &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(m.Name),
+			Error: "rejected MCP input: params.inputResponses cannot be decoded", Remediation: "Send inputResponses as an object of results."}
+	}
+	var bases []string
+	for _, resp := range p.InputResponses {
+		if memberKind(resp, "roots") == 0 {
+			continue
+		}
+		var r struct {
+			Roots []struct {
+				URI string `json:"uri"`
+			} `json:"roots"`
+		}
+		if err := unmarshalLoose(resp, &r); err != nil {
+			return nil, &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(m.Name),
+				Error: "rejected MCP input: a roots answer in params.inputResponses cannot be decoded", Remediation: "Send roots as an array of {uri}."}
+		}
+		for _, root := range r.Roots {
+			path, ok := rootPath(root.URI)
+			if !ok || !acceptedBySome(scopes, root.URI) {
+				return nil, &message.Rejection{ErrorCode: rules.CodePathScope, Tool: clean(m.Name), Field: "inputResponses",
+					Error:       "rejected MCP input: a roots answer in params.inputResponses names a root outside every path_scope root of the policy",
+					Remediation: "Answer roots/list with directories inside the policy's roots."}
+			}
+			bases = append(bases, path)
+		}
+	}
+	return bases, nil
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -43,17 +44,18 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 	if m.Kind != message.Request {
 		return Verdict{}
 	}
-	var rej *message.Rejection
-	switch m.Method {
-	case "tools/call":
-		rej = s.checkToolCall(m)
-	case "prompts/get":
-		rej = s.checkRules(m.Method, m.Name, m.Arguments, false)
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+	extra, rej := s.inputRoots(m)
+	switch {
+	case rej != nil:
+	case m.Method == "tools/call":
+		rej = s.checkToolCall(m, extra)
+	case m.Method == "prompts/get":
+		rej = s.checkRules(m.Method, m.Name, m.Arguments, false, extra)
+	case uriMethod(m.Method):
 		args, _ := json.Marshal(map[string]string{"uri": m.URI})
-		rej = s.checkRules(m.Method, "", args, false)
-	case "completion/complete":
-		rej = s.checkCompletion(m)
+		rej = s.checkRules(m.Method, "", args, false, extra)
+	case m.Method == "completion/complete":
+		rej = s.checkCompletion(m, extra)
 	default:
 		return Verdict{}
 	}
@@ -67,7 +69,7 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 	return v
 }
 
-func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
+func (s *Session) checkToolCall(m *message.Message, extra []string) *message.Rejection {
 	tool := m.Name
 	plan := s.p.callPlanFor(tool)
 	if visible := canon.Visible(tool); visible != tool {
@@ -94,7 +96,7 @@ func (s *Session) checkToolCall(m *message.Message) *message.Rejection {
 		return nil
 	}
 	w := walkers.Get().(*walker)
-	w.session = s
+	w.session, w.extra = s, extra
 	defer w.release()
 	if rej := w.parseArgs(m.Arguments, tool); rej != nil {
 		return rej
@@ -183,7 +185,7 @@ func schemaRejection(tool, rule, which string, errs []message.ValidationError, r
 }
 
 // checkRules decodes raw arguments and runs the ingress rules for method.
-func (s *Session) checkRules(method, name string, raw []byte, validated bool) *message.Rejection {
+func (s *Session) checkRules(method, name string, raw []byte, validated bool, extra []string) *message.Rejection {
 	if len(s.p.ingress) == 0 {
 		return nil
 	}
@@ -192,7 +194,7 @@ func (s *Session) checkRules(method, name string, raw []byte, validated bool) *m
 		return nil
 	}
 	w := walkers.Get().(*walker)
-	w.session = s
+	w.session, w.extra = s, extra
 	defer w.release()
 	if rej := w.parseArgs(raw, name); rej != nil {
 		return rej
@@ -241,6 +243,9 @@ func (w *walker) checkArgs(rs []*ingressRule, name string, validated bool) *mess
 	w.tool, w.validated = name, validated
 	if w.session != nil {
 		w.bases = w.session.relativeBases()
+	}
+	if len(w.extra) > 0 {
+		w.bases = append(slices.Clip(w.bases), w.extra...)
 	}
 	for _, r := range rs {
 		for i := range r.fields {
@@ -378,7 +383,7 @@ func uriMethod(method string) bool {
 // context.arguments, the values already chosen, then {argument.name:
 // argument.value}. A server may act on the partial value (look it up, list
 // a directory), so it is judged like a whole one.
-func (s *Session) checkCompletion(m *message.Message) *message.Rejection {
+func (s *Session) checkCompletion(m *message.Message, extra []string) *message.Rejection {
 	var ref struct {
 		Ref struct {
 			Type string `json:"type"`
@@ -411,7 +416,7 @@ func (s *Session) checkCompletion(m *message.Message) *message.Rejection {
 			Error: "rejected MCP input: completion/complete params cannot be decoded", Remediation: "Send ref, and argument with a string name and value."}
 	}
 	if ctx := p.Context.Arguments; len(ctx) > 0 && ctx.Kind() != 'n' {
-		if rej := s.checkRules(m.Method, name, ctx, false); rej != nil {
+		if rej := s.checkRules(m.Method, name, ctx, false, extra); rej != nil {
 			return rej
 		}
 	}
@@ -420,5 +425,5 @@ func (s *Session) checkCompletion(m *message.Message) *message.Rejection {
 		return &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(name),
 			Error: "rejected MCP input: completion/complete argument cannot be read", Remediation: "Send argument with a string name and value."}
 	}
-	return s.checkRules(m.Method, name, arg, false)
+	return s.checkRules(m.Method, name, arg, false, extra)
 }

@@ -154,6 +154,7 @@ type walker struct {
 	path      []pathElem
 	session   *Session // whose client roots path_scope also reads relative paths against
 	bases     []string // those roots, for this evaluation
+	extra     []string // roots the call itself carries (inputResponses)
 }
 
 // judgeSelector walks sel over the arguments with rule r and returns the
