@@ -147,9 +147,6 @@ func (p *PathScope) addRoot(r string) {
 	}
 }
 
-// Roots returns the roots as written, cleaned.
-func (p *PathScope) Roots() []string { return slices.Clone(p.bases) }
-
 // Contains reports whether the clean absolute path c is a root, or lies
 // under one (as written or resolved), and resolves inside one too.
 func (p *PathScope) Contains(c string) bool {
