@@ -85,6 +85,7 @@ func TestPolicyCases(t *testing.T) {
 		t.Fatalf("no case files: %v", err)
 	}
 	vars := pathFixture(t)
+	vars["CASE_SECRET"] = "kn0wn-case-s3cret-v4lue" // secrets.yaml's known secret
 	t.Setenv("HOME", vars["ROOT"])
 	lookup := func(name string) (string, bool) {
 		v, ok := vars[name]

@@ -24,12 +24,15 @@ type fileV1 struct {
 	Tools        map[string]jsontext.Value `json:"tools"`
 	Ingress      []ingressV1               `json:"ingress"`
 	Egress       []egressV1                `json:"egress"`
+	Secrets      *secretsV1                `json:"secrets"`
+	Links        *linksV1                  `json:"links"`
 }
 
 type toolV1 struct {
 	Schema       jsontext.Value `json:"schema"`
 	ServerSchema string         `json:"server_schema"`
 	Action       string         `json:"action"`
+	Secrets      *secretsV1     `json:"secrets"`
 }
 
 type ingressV1 struct {
@@ -75,7 +78,8 @@ type toolEntry struct {
 	action       action
 	schema       *argSchema
 	serverSchema bool
-	rule         string // "tools.<pattern>", for rejections
+	secrets      *secretsV1 // the tool's secrets: block, nil when none
+	rule         string     // "tools.<pattern>", for rejections
 }
 
 func (t *toolEntry) matches(name string) bool {
@@ -97,6 +101,7 @@ type ingressRule struct {
 	code        string // the check's error code, also for type confusion
 	remediation string
 	roots       []string // path_scope: the roots as expanded, for rejections and start-up warnings
+	audit       bool     // a failure is only logged (secrets: {ingress: audit})
 }
 
 // egressRule is one compiled entry under egress:.
@@ -165,6 +170,18 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 				}
 			}
 			e.serverSchema = t.ServerSchema == "enforce"
+			if t.Secrets != nil {
+				if t.Secrets.Env != nil || t.Secrets.Files != nil {
+					errs = append(errs, at(ptr+"/secrets", "secrets.env and secrets.files belong at the top of the policy"))
+					continue
+				}
+				for _, id := range t.Secrets.AllowRules {
+					if !secretsRuleKnown(id) {
+						errs = append(errs, at(ptr+"/secrets/allow_rules", "unknown secrets rule "+strconv.Quote(id)))
+					}
+				}
+				e.secrets = t.Secrets
+			}
 			if t.Schema != nil {
 				s, err := compileArgSchema(t.Schema)
 				if err != nil {
@@ -198,7 +215,11 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 		rule.rule = fmt.Sprintf("egress[%d]", i)
 		p.egress = append(p.egress, rule)
 	}
-	p.planCalls()
+	sp, err := compileSecrets(f)
+	if err != nil {
+		return p, append(errs, at("/secrets", err.Error()))
+	}
+	p.secrets = sp
 	return p, errs
 }
 
@@ -256,6 +277,10 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 		} else {
 			rule.check, err = rules.NewDenyPattern(r.Pattern, r.Code, r.Remediation)
 		}
+	case "secrets":
+		// The scanner needs the known secrets of the environment; it is
+		// bound when they are learnt (learnSecrets).
+		rule.code = rules.CodeSecret
 	case "duration":
 		rule.code = rules.CodeTimeout
 		var max time.Duration

@@ -66,10 +66,13 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 			rules = s.p.egressFor(call.Tool)
 		}
 	}
-	if len(rules) == 0 && (plain || !rawNeedsText(raw)) {
+	// After text, every string goes through the secrets and links filter
+	// of the tool that answers (or of the policy).
+	ef := s.p.egressFilterFor(callTool(call))
+	if len(rules) == 0 && (plain || !rawNeedsText(raw)) && ef.rawClean(raw) {
 		return raw, rewrites, nil
 	}
-	out, more, err := rewriteStrings(raw, rules)
+	out, more, err := rewriteStrings(raw, rules, ef)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,7 +217,7 @@ var errRewriteCollision = errors.New("canonicalising member names made two of th
 
 // rewriteStrings re-encodes a message with every string canonicalised.
 // Numbers, literals and unchanged strings keep their exact text.
-func rewriteStrings(raw []byte, rules []*egressRule) ([]byte, []Rewrite, error) {
+func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, []Rewrite, error) {
 	dec := jsontext.NewDecoder(bytes.NewBuffer(raw))
 	var out bytes.Buffer
 	out.Grow(len(raw))
@@ -244,7 +247,8 @@ func rewriteStrings(raw []byte, rules []*egressRule) ([]byte, []Rewrite, error) 
 		if routing {
 			return s, enc.WriteValue(tok)
 		}
-		out, applied := egressString(s, rules, path, isName)
+		mid, applied := egressString(s, rules, path, isName)
+		out, filtered := ef.apply(mid)
 		if out == s {
 			return s, enc.WriteValue(tok)
 		}
@@ -252,7 +256,13 @@ func rewriteStrings(raw []byte, rules []*egressRule) ([]byte, []Rewrite, error) 
 		if isName {
 			field += " (member name)"
 		}
-		rewrites = append(rewrites, Rewrite{Field: clean(field), Canonicaliser: applied, Removed: len(s) - len(out)})
+		if mid != s {
+			rewrites = append(rewrites, Rewrite{Field: clean(field), Canonicaliser: applied, Removed: len(s) - len(mid)})
+		}
+		for _, rw := range filtered {
+			rw.Field = clean(field)
+			rewrites = append(rewrites, rw)
+		}
 		return out, enc.WriteToken(jsontext.String(out))
 	}
 	for {

@@ -62,7 +62,7 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 	if rej == nil {
 		return Verdict{}
 	}
-	v := Verdict{Rejection: rej, Audit: s.p.Mode == Audit}
+	v := Verdict{Rejection: rej, Audit: s.p.Mode == Audit || s.auditOnly(m, rej)}
 	if m.Method != "tools/call" || s.p.RejectAsError {
 		v.AsError, v.Code = true, jsonrpc2.CodeInvalidParams
 	}
@@ -217,6 +217,11 @@ func (p *Policy) rulesFor(method, name string) []*ingressRule {
 	var out []*ingressRule
 	for _, r := range p.ingress {
 		if r.appliesTo(method, name) {
+			out = append(out, r)
+		}
+	}
+	if method == "tools/call" || method == "prompts/get" {
+		if r := p.secretsIngressRule(name); r != nil {
 			out = append(out, r)
 		}
 	}

@@ -89,6 +89,12 @@ func Load(name string, data []byte, lookup func(string) (string, bool)) (*Policy
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	// The server is started with mcpguard's environment: its credentials
+	// are the known secrets.
+	if err := p.learnSecrets(os.Environ(), lookup); err != nil {
+		return nil, Errors{at("/secrets", err.Error())}
+	}
+	p.planCalls()
 	p.Source = name
 	return p, nil
 }

@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -44,6 +46,10 @@ type Policy struct {
 
 	ruleSets     sync.Map // method+"\x00"+name → []*ingressRule (see rulesFor)
 	ruleSetCount atomic.Int64
+
+	// secrets holds the secrets: and links: settings, and the scanners
+	// made from them and the known secrets of the server's environment.
+	secrets *secretsPolicy
 }
 
 // callPlan is everything the policy says about calls of one tool: the
@@ -93,16 +99,47 @@ func (p *Policy) callPlanFor(tool string) *callPlan {
 
 // Baseline is the policy applied without --policy: strict parsing, egress
 // hygiene, logging, every tool allowed.
+//
+// Its secrets settings are the defaults: credentials and the known secrets
+// of the environment (os.Environ, which the server inherits) are refused
+// in arguments and redacted in what the server sends, and images to any
+// host are removed.
 func Baseline() *Policy {
-	p := &Policy{Source: "baseline", Mode: Enforce}
+	p := &Policy{Source: "baseline", Mode: Enforce, secrets: defaultSecrets()}
+	if err := p.learnSecrets(os.Environ(), os.LookupEnv); err != nil {
+		panic("baseline secrets: " + err.Error()) // no files, no rules allowed: cannot fail
+	}
 	p.planCalls()
 	return p
+}
+
+// WithEnvironment returns a copy of p whose known secrets come from environ
+// (NAME=value entries) instead of mcpguard's own environment: for a server
+// started with an environment of its own, and for tests.
+func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
+	q := p.WithMode(p.Mode)
+	sp := *p.secrets
+	q.secrets = &sp
+	lookup := func(name string) (string, bool) {
+		for _, kv := range environ {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	if err := q.learnSecrets(environ, lookup); err != nil {
+		return nil, err
+	}
+	q.planCalls()
+	return q, nil
 }
 
 // WithMode returns a copy of p with its mode replaced (the --mode flag).
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
-		RejectAsError: p.RejectAsError, tools: p.tools, ingress: p.ingress, egress: p.egress, calls: p.calls, unlisted: p.unlisted}
+		RejectAsError: p.RejectAsError, tools: p.tools, ingress: p.ingress, egress: p.egress, calls: p.calls, unlisted: p.unlisted,
+		secrets: p.secrets}
 }
 
 // sortTools puts exact names before globs, each in name order, so that

@@ -120,10 +120,12 @@ func memberKind(obj jsontext.Value, name string) jsontext.Kind {
 // Rewrite is one change the egress side made, for the log.
 type Rewrite struct {
 	Field         string // where in the message, e.g. result.content[0].text
-	Canonicaliser string // text, free_text, path; or "hidden" for a denied tool removed from tools/list
+	Canonicaliser string // text, free_text, path, secrets, images, links; or "hidden" for a denied tool removed from tools/list
 	Removed       int    // bytes removed
 	// Tool and Rule: for a hidden tool, its name and the policy entry
-	// that denies it (tools.NAME or unknown_tools).
+	// that denies it (tools.NAME or unknown_tools). Rule alone: for
+	// secrets, the rule that found a credential; for images and links,
+	// the host.
 	Tool, Rule string
 }
 

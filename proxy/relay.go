@@ -548,7 +548,7 @@ func (r *relay) logRewrites(m *message.Message, call *policy.Call, rewrites []po
 			return
 		}
 		r.log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventRewritten, Direction: eventlog.Egress,
-			Method: method, Tool: tool, ID: logID(m.ID), Field: rw.Field, Action: eventlog.ActionRewritten,
+			Method: method, Tool: tool, ID: logID(m.ID), Field: rw.Field, Rule: rw.Rule, Action: eventlog.ActionRewritten,
 			Message: "egress " + rw.Canonicaliser + " canonicaliser rewrote the field",
 			Extra:   func(e *zerolog.Event) { e.Str("canonicaliser", rw.Canonicaliser).Int("bytes_removed", rw.Removed) }})
 	}

@@ -21,11 +21,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/mcpguard/mcpguard/rules"
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // KnownRule is the rule id of a finding of a known secret.
@@ -455,9 +454,9 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 			return true
 		}
 		lo, hi := max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter)
-		lo, hi, openLo, openHi := jsonStringAround(s, at, lo, hi)
-		pre := unescapeJSON(s[lo:at])
-		w := pre + unescapeJSON(s[at:hi])
+		lo, hi, openLo, openHi := rawjson.StringAround(s, at, lo, hi)
+		pre := rawjson.Unescape(s[lo:at])
+		w := pre + rawjson.Unescape(s[at:hi])
 		var found []Finding
 		var edge bool
 		if r.anchors {
@@ -481,132 +480,30 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 	if !clean {
 		return false
 	}
-	if sc.escapeMayHide(s) {
+	if sc.slashEscape(s) {
 		return false
 	}
-	return sc.percentClean(s)
+	rawjson.EachASCIIEscape(s, func(lo, hi int) bool {
+		clean = len(sc.Find(rawjson.Unescape(s[lo:hi]))) == 0
+		return clean
+	})
+	return clean && sc.percentClean(s)
 }
 
-// jsonStringAround narrows [lo, hi) to the JSON string that holds at: a
-// quote (not escaped) before at or after it ends the window. open says a
-// side is not a quote.
-func jsonStringAround(s string, at, lo, hi int) (int, int, bool, bool) {
-	openLo, openHi := true, true
-	for i := at - 1; i >= lo; i-- {
-		if s[i] == '"' && evenBackslashes(s, i) {
-			lo, openLo = i+1, false
-			break
-		}
+// slashEscape reports whether s has a JSON \/ escape while a needle has a
+// slash (so the raw bytes may not show it).
+func (sc *Scanner) slashEscape(s string) bool {
+	if !sc.slashNeedle {
+		return false
 	}
-	for i := at; i < hi; i++ {
-		if s[i] == '"' && evenBackslashes(s, i) {
-			hi, openHi = i, false
-			break
-		}
-	}
-	return lo, hi, openLo && lo > 0, openHi && hi < len(s)
-}
-
-// evenBackslashes reports whether an even number of backslashes comes
-// right before s[i] (so s[i] is not escaped).
-func evenBackslashes(s string, i int) bool {
-	n := 0
-	for i > 0 && s[i-1] == '\\' {
-		n++
-		i--
-	}
-	return n%2 == 0
-}
-
-// unescapeJSON decodes the JSON string escapes in s, leniently: a broken
-// or cut escape is kept as it is.
-func unescapeJSON(s string) string {
-	if strings.IndexByte(s, '\\') < 0 {
-		return s
-	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			b = append(b, c)
-			continue
-		}
-		switch e := s[i+1]; e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, ok := hex4(s[i+2:])
-			if !ok {
-				b = append(b, c)
-				continue
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if i+7 < len(s) && s[i+2] == '\\' && s[i+3] == 'u' {
-					if r2, ok := hex4(s[i+4:]); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							r = d
-							i += 6
-						}
-					}
-				}
-			}
-			b = utf8.AppendRune(b, r)
-		default:
-			b = append(b, c)
-			continue
-		}
-		i++
-	}
-	return string(b)
-}
-
-func hex4(s string) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var r rune
-	for i := 0; i < 4; i++ {
-		c := s[i]
-		if !isHex(c) {
-			return 0, false
-		}
-		r = r<<4 | rune(unhex(c))
-	}
-	return r, true
-}
-
-// escapeMayHide reports whether a JSON escape in s could spell part of a
-// needle: \u for an ASCII character, or \/ when a needle has a slash.
-func (sc *Scanner) escapeMayHide(s string) bool {
 	for i := 0; ; {
-		j := strings.IndexByte(s[i:], '\\')
+		j := strings.Index(s[i:], `\/`)
 		if j < 0 {
 			return false
 		}
 		i += j
-		if i+1 >= len(s) {
-			return false
-		}
-		switch s[i+1] {
-		case 'u':
-			if i+5 < len(s) && s[i+2] == '0' && s[i+3] == '0' && s[i+4] < '8' {
-				return true
-			}
-		case '/':
-			if sc.slashNeedle {
-				return true
-			}
+		if rawjson.EvenBackslashes(s, i) {
+			return true
 		}
 		i += 2
 	}

