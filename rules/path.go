@@ -60,7 +60,8 @@ import (
 //     mcpguard process and as a plain relative name. "~name" is rejected
 //     when name is a user on this system (~root/.ssh is /root/.ssh to
 //     Python's expanduser and to a shell) and otherwise is a plain name:
-//     ~notes.txt passes;
+//     ~notes.txt passes. ~+, ~- and ~N (a shell's working directory,
+//     previous directory, directory stack) are rejected;
 //   - file: URIs (file:///x, file://localhost/x, file:/x), decoded; a file:
 //     URI with another host is a UNC path and rejected;
 //   - Windows readings: any '\' is rejected (a Windows server reads it as a
@@ -238,6 +239,10 @@ func (p *PathScope) checkOne(s string, bases []string) *Finding {
 	if s[0] == '~' {
 		name, _, _ := strings.Cut(s[1:], "/")
 		switch {
+		case name != "" && strings.TrimLeft(strings.TrimLeft(name, "+-"), "0123456789") == "":
+			// ~+ ~- ~N ~+N ~-N: a shell's working directory, previous
+			// one, or directory stack entry.
+			return pathFinding("~+ and ~- paths are not allowed")
 		case name != "":
 			if _, err := user.Lookup(name); err == nil {
 				return pathFinding("~user paths are not allowed")
