@@ -163,7 +163,7 @@ type Session struct {
 // so that a client calling a tool it remembers from an earlier connection
 // is not refused for skipping tools/list.
 func (s *Session) AwaitsServerSchema(m *message.Message) bool {
-	if m.Kind != message.Request || m.Method != "tools/call" || s.offline {
+	if m.Kind != message.Request || m.Method != "tools/call" || s.offline || !s.p.capturesSchemas() {
 		return false
 	}
 	plan := s.p.callPlanFor(m.Name)
