@@ -26,6 +26,8 @@ type fileV1 struct {
 	Egress       []egressV1                `json:"egress"`
 	Secrets      *secretsV1                `json:"secrets"`
 	Links        *linksV1                  `json:"links"`
+	Pins         string                    `json:"pins"`
+	Lint         string                    `json:"lint"`
 }
 
 type toolV1 struct {
@@ -139,6 +141,7 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 	if f.Mode != "" {
 		p.Mode = Mode(f.Mode)
 	}
+	p.Pins, p.LintEnforce = f.Pins, f.Lint == "enforce"
 	for name, raw := range f.Tools {
 		ptr := "/tools/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
 		e := &toolEntry{pattern: name, glob: strings.ContainsAny(name, "*?["), rule: "tools." + name}

@@ -64,6 +64,14 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 				return nil, nil, errUnknownTask
 			}
 			rules = s.p.egressFor(call.Tool)
+		case "prompts/list", "resources/list", "resources/templates/list", "initialize", "server/discover":
+			out, err := s.pinResult(m, call.Method)
+			if err != nil {
+				return nil, nil, err
+			}
+			if out != nil {
+				raw, plain = out, false
+			}
 		}
 	}
 	// After text, every string goes through the secrets and links filter

@@ -10,6 +10,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/canon"
 )
@@ -48,12 +49,18 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 	switch {
 	case rej != nil:
 	case m.Method == "tools/call":
-		rej = s.checkToolCall(m, extra)
+		if rej = s.checkPin(pins.Tool, m.Name); rej == nil {
+			rej = s.checkToolCall(m, extra)
+		}
 	case m.Method == "prompts/get":
-		rej = s.checkRules(m.Method, m.Name, m.Arguments, false, extra)
+		if rej = s.checkPin(pins.Prompt, m.Name); rej == nil {
+			rej = s.checkRules(m.Method, m.Name, m.Arguments, false, extra)
+		}
 	case uriMethod(m.Method):
-		args, _ := json.Marshal(map[string]string{"uri": m.URI})
-		rej = s.checkRules(m.Method, "", args, false, extra)
+		if rej = s.checkPin(pins.Resource, m.URI); rej == nil {
+			args, _ := json.Marshal(map[string]string{"uri": m.URI})
+			rej = s.checkRules(m.Method, "", args, false, extra)
+		}
 	case m.Method == "completion/complete":
 		rej = s.checkCompletion(m, extra)
 	default:

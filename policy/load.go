@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/kaptinlin/jsonschema"
+
+	"github.com/mcpguard/mcpguard/policy/pins"
 )
 
 // SchemaJSON is the JSON Schema every policy file is validated against. It
@@ -57,12 +60,46 @@ func (es Errors) Error() string {
 
 // LoadFile reads, validates and compiles a policy file. The error, if any,
 // is an Errors value whose entries say file:line:col: what is wrong.
+//
+// A policy with pins: also reads its lock file, resolved against the
+// policy file's directory; a lock file that is missing or does not check
+// is an error (the server is not started without the pins it asks for).
 func LoadFile(path string) (*Policy, error) {
+	p, err := LoadFileWithoutLock(path)
+	if err != nil || p.Pins == "" {
+		return p, err
+	}
+	if p.lock, err = pins.ReadLock(p.Pins); err != nil {
+		return nil, Errors{{File: path, Message: "pins: " + err.Error()}}
+	}
+	return p, nil
+}
+
+// LoadFileWithoutLock is LoadFile without reading the lock file (Pins is
+// still resolved): for `mcpguard pin`, which writes it.
+func LoadFileWithoutLock(path string) (*Policy, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, Errors{{File: path, Message: err.Error()}}
 	}
-	return Load(path, data, os.LookupEnv)
+	p, err := Load(path, data, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	if p.Pins != "" && !filepath.IsAbs(p.Pins) {
+		p.Pins = filepath.Join(filepath.Dir(path), p.Pins)
+	}
+	return p, nil
+}
+
+// Lock returns the lock file the policy enforces, nil when it has none.
+func (p *Policy) Lock() *pins.Lock { return p.lock }
+
+// WithLock returns a copy of p that enforces lock (nil: pin on first sight).
+func (p *Policy) WithLock(lock *pins.Lock) *Policy {
+	q := p.WithMode(p.Mode)
+	q.lock = lock
+	return q
 }
 
 // Load validates and compiles a policy from YAML. lookup expands ${VAR}.

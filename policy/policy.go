@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/mcpguard/mcpguard/policy/pins"
 )
 
 // Mode says what a failed check does.
@@ -29,6 +31,13 @@ type Policy struct {
 	DenyUnknown bool
 	// RejectAsError sends rejected tools/call as JSON-RPC errors, not tool results.
 	RejectAsError bool
+	// Pins is the lock file (pins:), relative to the policy file as
+	// written, resolved against its directory by LoadFile; "" for none.
+	Pins string
+	// LintEnforce withholds items with lint findings (lint: enforce).
+	LintEnforce bool
+
+	lock *pins.Lock // read from Pins by LoadFile; nil: pin on first sight
 
 	tools   []*toolEntry
 	ingress []*ingressRule
@@ -138,8 +147,8 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 // WithMode returns a copy of p with its mode replaced (the --mode flag).
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
-		RejectAsError: p.RejectAsError, tools: p.tools, ingress: p.ingress, egress: p.egress, calls: p.calls, unlisted: p.unlisted,
-		secrets: p.secrets}
+		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, lock: p.lock, tools: p.tools, ingress: p.ingress, egress: p.egress,
+		calls: p.calls, unlisted: p.unlisted, secrets: p.secrets}
 }
 
 // sortTools puts exact names before globs, each in name order, so that

@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
@@ -154,6 +155,12 @@ type Session struct {
 	// clientRoots are the directories of the client's last roots/list
 	// answer that the policy accepted (see RootsAnswer).
 	clientRoots atomic.Pointer[[]string]
+
+	pins *pins.Session
+	// OnPin, when set (before the session is used), gets every pin
+	// decision: withheld and audited items, new items, lint findings,
+	// replaced instructions.
+	OnPin func(pins.Event)
 }
 
 // AwaitsServerSchema reports whether m is a tools/call that
@@ -200,7 +207,8 @@ func nextCursor(result jsontext.Value) string {
 
 // NewSession starts applying p to one downstream server.
 func (p *Policy) NewSession() *Session {
-	return &Session{p: p, serverSchemas: map[string]*argSchema{}}
+	return &Session{p: p, serverSchemas: map[string]*argSchema{},
+		pins: pins.NewSession(pins.Options{Lock: p.lock, Audit: p.Mode == Audit, LintEnforce: p.LintEnforce})}
 }
 
 func (s *Session) serverSchema(tool string) (sch *argSchema, known bool) {
@@ -246,9 +254,14 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 	var kept []jsontext.Value
 	var rewrites []Rewrite
 	changed := false
+	pinned := s.pins.NewList(pins.Tool)
 	err := eachArrayMember(m.Result, "tools", func(i int, v jsontext.Value) error {
 		var t listedTool
 		if err := unmarshalLoose(v, &t); err != nil {
+			if !s.pinItem(pinned, v) {
+				changed = true
+				return nil
+			}
 			kept = append(kept, v)
 			return nil
 		}
@@ -261,6 +274,10 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 			changed = true
 			rewrites = append(rewrites, Rewrite{Field: "result.tools[" + strconv.Itoa(i) + "]", Canonicaliser: "hidden", Removed: len(v),
 				Tool: clean(t.Name), Rule: s.p.tool(t.Name).rule})
+			return nil
+		}
+		if !s.pinItem(pinned, v) {
+			changed = true
 			return nil
 		}
 		kept = append(kept, v)
@@ -282,6 +299,7 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 	if err == errSameName {
 		return nil, nil, err
 	}
+	s.listDone(m.Result, pins.Tool)
 	if err != nil || !changed {
 		return m.Raw, nil, nil
 	}

@@ -129,6 +129,7 @@ func Run(cfg Config) int {
 	}
 	r.tools = newToolsFetch(r, cfg.ToolsListTimeout)
 	defer r.tools.stop()
+	r.session.OnPin = r.logPin
 
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

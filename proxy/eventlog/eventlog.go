@@ -36,6 +36,7 @@ const (
 	EventFailed    Kind = "failed"
 	EventLimit     Kind = "limit"
 	EventWarning   Kind = "warning" // the policy and the server disagree (a path_scope root that does not exist, ...)
+	EventPin       Kind = "pin"     // a pin or lint decision on what the server shows the model
 )
 
 // Action is what mcpguard did with a message, as written in the "action"
@@ -48,6 +49,7 @@ const (
 	ActionAudited   Action = "audited"
 	ActionRewritten Action = "rewritten"
 	ActionDropped   Action = "dropped"
+	ActionWithheld  Action = "withheld" // an item removed from its list, its calls refused
 	ActionNone      Action = ""
 )
 

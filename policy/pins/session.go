@@ -1,0 +1,377 @@
+// Package pins owns what mcpguard pins of what an MCP server shows the
+// model: the canonical definition of every tool, prompt, resource and
+// resource template, the server's instructions and serverInfo; the lock
+// file that records them next to the policy; and the per-session state
+// that withholds what changed.
+//
+// It stops tool poisoning after approval and rug pulls (OWASP MCP Top 10,
+// MCP03): a server that the user approved can later change a description
+// ("also BCC attacker@..."), widen an input schema, rename a tool to
+// shadow another server's, or change its instructions. With a lock file,
+// an item whose definition differs from its pin is withheld from its list
+// and calls of it are refused (INPUT_REJECTED_TOOL_CHANGED); an item the
+// lock does not know is withheld and refused too
+// (INPUT_REJECTED_TOOL_UNPINNED), which also catches renames. Without one,
+// each session pins what it sees first, and a definition that changes
+// later in the session is withheld. Pins are keyed by the item's identity
+// (name, uri, uriTemplate) and compare a digest of the whole canonical
+// definition, so no field the model reads can change unnoticed.
+package pins
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/lint"
+)
+
+// Rejection codes.
+const (
+	CodeChanged  = "INPUT_REJECTED_TOOL_CHANGED"
+	CodeUnpinned = "INPUT_REJECTED_TOOL_UNPINNED"
+)
+
+// Actions in events.
+const (
+	ActionWithheld = "withheld" // removed from its list, calls refused
+	ActionAudited  = "audited"  // would have been withheld (mode: audit)
+	ActionAllowed  = "allowed"  // relayed; logged because it is new or has findings
+	ActionReplaced = "replaced" // instructions replaced by the pinned ones
+	ActionChanged  = "changed"  // serverInfo changed; logged only
+)
+
+// maxItems bounds what one session pins of each kind: a server that
+// announces more distinct items than this gets the rest withheld.
+const maxItems = 4096
+
+// Event is one pin decision, for the log.
+type Event struct {
+	Kind     string // tool, prompt, resource, resource template, instructions, serverInfo
+	Name     string // the item's key, canonicalised
+	Action   string
+	Code     string   // the rejection code calls get, for withheld items
+	Fields   []string // the fields that differ from the pin
+	Findings []lint.Finding
+	Message  string
+}
+
+// Options set how a session enforces.
+type Options struct {
+	Lock        *Lock // nil: pin on first sight
+	Audit       bool  // log, never withhold
+	LintEnforce bool  // an item with lint findings is withheld like an unpinned one
+}
+
+// Block is why calls of an item are refused.
+type Block struct {
+	Code   string
+	Reason string
+}
+
+type status struct {
+	block *Block // nil: allowed
+}
+
+// Session is the pin state of one MCP session. Safe for concurrent use;
+// Check, on the tools/call path, is one atomic load and one map lookup.
+type Session struct {
+	opt Options
+
+	mu       sync.Mutex
+	pinned   [numKinds]map[string]Definition // without a lock: first sight
+	digests  [numKinds]map[string]string
+	listed   [numKinds]bool
+	linted   map[string][]lint.Finding // by digest
+	instr    *string                   // pinned instructions (nil: none yet, or none pinned)
+	instrSet bool                      // instr is decided (lock, or first sight)
+	info     *Definition
+
+	state atomic.Pointer[[numKinds]map[string]status]
+}
+
+// NewSession starts the pin state of one session.
+func NewSession(opt Options) *Session {
+	s := &Session{opt: opt, linted: map[string][]lint.Finding{}}
+	for k := range numKinds {
+		s.pinned[k] = map[string]Definition{}
+		s.digests[k] = map[string]string{}
+	}
+	var st [numKinds]map[string]status
+	for k := range numKinds {
+		st[k] = map[string]status{}
+	}
+	if l := opt.Lock; l != nil {
+		for k := range numKinds {
+			for key, d := range l.Items[k] {
+				s.pinned[k][key] = d
+				s.digests[k][key] = d.Digest()
+				st[k][key] = status{}
+			}
+		}
+		if l.HasInstructions {
+			instr := l.Instructions
+			s.instr = &instr
+		}
+		s.instrSet = true
+		s.info = l.ServerInfo
+	}
+	s.state.Store(&st)
+	return s
+}
+
+// Check returns why a call of an item is refused, nil when it is not: the
+// item was withheld from its list, or (with a lock) the lock does not pin
+// a tool or prompt of that name. A resource the lock does not list may
+// still come from a template, so only withheld resources are refused.
+func (s *Session) Check(kind Kind, key string) *Block {
+	st, ok := s.state.Load()[kind][key]
+	if ok {
+		return st.block
+	}
+	// Items are pinned under their canonical key: a call that spells a
+	// withheld name with what text removes (wi\u202epe) must find it.
+	if c := canon.Text(key); c != key {
+		if st, ok := s.state.Load()[kind][c]; ok {
+			return st.block
+		}
+	}
+	if s.opt.Lock != nil && (kind == Tool || kind == Prompt) {
+		return &Block{Code: CodeUnpinned, Reason: "the lock file does not pin " + kind.String() + " " + canon.FreeText(key, 256)}
+	}
+	return nil
+}
+
+// Audit reports whether the session only logs.
+func (s *Session) Audit() bool { return s.opt.Audit }
+
+// List judges the items of one list result.
+type List struct {
+	s    *Session
+	kind Kind
+	kept map[string]bool
+}
+
+// NewList starts judging one list result of kind.
+func (s *Session) NewList(kind Kind) *List { return &List{s: s, kind: kind, kept: map[string]bool{}} }
+
+// Judge decides on one item of the list: keep says whether it stays in the
+// list the agent gets, ev is the decision to log (nil when there is
+// nothing to say). An item announced twice in one list is ambiguous
+// (clients differ on which entry wins): once one entry of a name is kept,
+// later ones are withheld and the name keeps the status of the kept one.
+func (l *List) Judge(raw []byte) (keep bool, ev *Event) {
+	def, err := Canonical(raw)
+	key := ""
+	if err == nil {
+		key = def.String(l.kind.KeyField())
+	}
+	if key != "" && l.kept[key] {
+		ev := &Event{Kind: l.kind.String(), Name: canon.FreeText(key, 256), Code: CodeChanged, Action: ActionWithheld,
+			Message: "a second " + l.kind.String() + " of the same " + l.kind.KeyField() + " in one list; the first one is kept"}
+		if l.s.opt.Audit {
+			ev.Action = ActionAudited
+			return true, ev
+		}
+		return false, ev
+	}
+	keep, ev = l.s.judge(l.kind, raw, def, key, err)
+	if keep && key != "" {
+		l.kept[key] = true
+	}
+	return keep, ev
+}
+
+func (s *Session) judge(kind Kind, raw []byte, def Definition, key string, err error) (keep bool, ev *Event) {
+	if err != nil || key == "" {
+		reason := "it has no " + kind.KeyField()
+		if err != nil {
+			reason = err.Error()
+		}
+		return s.decide(kind, "", &Block{Code: CodeUnpinned, Reason: "a " + kind.String() + " that cannot be pinned: " + reason}, nil, nil)
+	}
+	digest := def.Digest()
+
+	s.mu.Lock()
+	findings, done := s.linted[digest]
+	if !done {
+		findings = lint.Item(raw)
+		if len(s.linted) < 4*maxItems {
+			s.linted[digest] = findings
+		}
+	}
+	var block *Block
+	var fields []string
+	newItem := false
+	pinned, ok := s.pinned[kind][key]
+	switch {
+	case !ok && s.opt.Lock != nil:
+		block = &Block{Code: CodeUnpinned, Reason: "the lock file does not pin " + kind.String() + " " + canon.FreeText(key, 256)}
+	case !ok && len(s.pinned[kind]) >= maxItems:
+		block = &Block{Code: CodeUnpinned, Reason: "the server announced more than 4096 " + kind.Section() + "; " + kind.String() + " " + canon.FreeText(key, 256) + " is not pinned"}
+	case !ok:
+		s.pinned[kind][key] = def
+		s.digests[kind][key] = digest
+		newItem = s.listed[kind]
+	case s.digests[kind][key] != digest:
+		fields = ChangedFields(pinned, def)
+		block = &Block{Code: CodeChanged, Reason: kind.String() + " " + canon.FreeText(key, 256) + " differs from its pin in " + joinFields(fields)}
+	}
+	s.mu.Unlock()
+
+	if block == nil && len(findings) > 0 && s.opt.LintEnforce {
+		block = &Block{Code: CodeUnpinned, Reason: kind.String() + " " + canon.FreeText(key, 256) + " has lint findings (lint: enforce)"}
+	}
+	keep, ev = s.decide(kind, key, block, fields, findings)
+	if ev == nil && newItem {
+		ev = &Event{Kind: kind.String(), Name: canon.FreeText(key, 256), Action: ActionAllowed, Findings: findings,
+			Message: "a new " + kind.String() + " appeared after the first list; pinned on first sight"}
+	}
+	if ev != nil && !done {
+		ev.Findings = findings
+	} else if ev == nil && !done && len(findings) > 0 {
+		ev = &Event{Kind: kind.String(), Name: canon.FreeText(key, 256), Action: ActionAllowed, Findings: findings,
+			Message: kind.String() + " has lint findings (a warning; lint: enforce withholds it)"}
+	}
+	return keep, ev
+}
+
+// decide records the status of an item and makes its event.
+func (s *Session) decide(kind Kind, key string, block *Block, fields []string, findings []lint.Finding) (bool, *Event) {
+	if key != "" {
+		s.setStatus(kind, key, block)
+	}
+	if block == nil {
+		return true, nil
+	}
+	ev := &Event{Kind: kind.String(), Name: canon.FreeText(key, 256), Code: block.Code, Fields: fields, Findings: findings, Message: block.Reason}
+	if s.opt.Audit {
+		ev.Action = ActionAudited
+		return true, ev
+	}
+	ev.Action = ActionWithheld
+	return false, ev
+}
+
+func (s *Session) setStatus(kind Kind, key string, block *Block) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.state.Load()
+	if old, ok := cur[kind][key]; ok && sameBlock(old.block, block) {
+		return
+	}
+	if _, ok := cur[kind][key]; !ok && len(cur[kind]) >= 2*maxItems {
+		return // unknown keys are refused or allowed by Check's default
+	}
+	next := *cur
+	m := make(map[string]status, len(cur[kind])+1)
+	for k, v := range cur[kind] {
+		m[k] = v
+	}
+	m[key] = status{block: block}
+	next[kind] = m
+	s.state.Store(&next)
+}
+
+func sameBlock(a, b *Block) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// ListDone records that a complete list of kind was seen: items that
+// appear after it are logged as new.
+func (s *Session) ListDone(kind Kind) {
+	s.mu.Lock()
+	s.listed[kind] = true
+	s.mu.Unlock()
+}
+
+// Instructions judges the instructions of an initialize (or
+// server/discover) result. present is false when the server sent none.
+// It returns what the agent gets: the text and whether to send any, and
+// whether that differs from what the server sent.
+func (s *Session) Instructions(text string, present bool) (out string, outPresent, rewrite bool, ev *Event) {
+	cur := canon.Text(text)
+	findings := []lint.Finding(nil)
+	if present {
+		findings = lint.Instructions(text)
+	}
+	s.mu.Lock()
+	if !s.instrSet {
+		s.instrSet = true
+		if present {
+			s.instr = &cur
+		}
+	}
+	pinned := s.instr
+	s.mu.Unlock()
+
+	matches := (pinned == nil && !present) || (pinned != nil && present && *pinned == cur)
+	if matches && (len(findings) == 0 || !s.opt.LintEnforce) {
+		if len(findings) > 0 {
+			return text, present, false, &Event{Kind: "instructions", Action: ActionAllowed, Findings: findings,
+				Message: "the server's instructions have lint findings (a warning; lint: enforce removes them)"}
+		}
+		return text, present, false, nil
+	}
+	ev = &Event{Kind: "instructions", Findings: findings, Code: CodeChanged, Fields: []string{"instructions"}}
+	switch {
+	case !matches && pinned != nil:
+		ev.Message = "the server's instructions differ from the pinned ones"
+	case !matches:
+		ev.Message = "the server sent instructions where none are pinned"
+	default:
+		ev.Message = "the server's instructions have lint findings (lint: enforce)"
+		ev.Code, ev.Fields = CodeUnpinned, nil
+	}
+	if s.opt.Audit {
+		ev.Action = ActionAudited
+		return text, present, false, ev
+	}
+	ev.Action = ActionReplaced
+	if !matches && pinned != nil && !(s.opt.LintEnforce && len(lint.Instructions(*pinned)) > 0) {
+		ev.Message += "; replaced by the pinned instructions"
+		return *pinned, true, true, ev
+	}
+	ev.Message += "; removed"
+	return "", false, true, ev
+}
+
+// ServerInfo compares the serverInfo of an initialize result with its pin
+// (lock, or first sight). A change is logged, never withheld: versions
+// change with every release.
+func (s *Session) ServerInfo(raw []byte) *Event {
+	def, err := Canonical(raw)
+	if err != nil {
+		return &Event{Kind: "serverInfo", Action: ActionChanged, Message: "serverInfo cannot be pinned: " + err.Error()}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.info == nil {
+		if s.opt.Lock == nil {
+			s.info = &def
+			return nil
+		}
+		return &Event{Kind: "serverInfo", Action: ActionChanged, Fields: ChangedFields(Definition{}, def), Message: "the lock file pins no serverInfo"}
+	}
+	if s.info.Digest() == def.Digest() {
+		return nil
+	}
+	return &Event{Kind: "serverInfo", Action: ActionChanged, Fields: ChangedFields(*s.info, def), Message: "serverInfo differs from its pin (logged only)"}
+}
+
+func joinFields(fields []string) string {
+	out := ""
+	for i, f := range fields {
+		if i > 0 {
+			out += ", "
+		}
+		out += canon.FreeText(f, 64)
+	}
+	if out == "" {
+		return "(nothing)"
+	}
+	return out
+}
