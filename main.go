@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policies"
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/policy/pins/pincmd"
 	"github.com/mcpguard/mcpguard/policy/starter"
 	"github.com/mcpguard/mcpguard/policy/wrap"
 	"github.com/mcpguard/mcpguard/proxy"
@@ -253,6 +254,25 @@ func (c *command) app() *cli.App {
 				Flags: append(configFlags(), &cli.StringFlag{Name: "log", Usage: "decision log `FILE`", Value: eventlog.DefaultPath(),
 					DefaultText: "$XDG_STATE_HOME/mcpguard/mcpguard.log"}),
 				Action: c.action(c.statusCmd),
+			},
+			{
+				Name:      "pin",
+				Usage:     "write / compare the lock file of what the server shows the model",
+				UsageText: "mcpguard pin [--diff] [--policy FILE] [--lock FILE] [--timeout D] -- COMMAND [ARGS...]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "policy", Usage: "policy `FILE` whose pins: names the lock file"},
+					&cli.StringFlag{Name: "lock", Usage: "lock `FILE` (default: the policy's pins:)"},
+					&cli.BoolFlag{Name: "diff", Usage: "print what changed since the lock, field by field; exit 1 when something did"},
+					&cli.DurationFlag{Name: "timeout", Usage: "how long the server gets to start and list everything", Value: 60 * time.Second},
+				},
+				Action: c.action(func(ctx *cli.Context) (int, error) {
+					argv, err := c.argv(ctx)
+					if err != nil {
+						return 2, err
+					}
+					return pincmd.Run(pincmd.Options{Argv: argv, Policy: ctx.String("policy"), Lock: ctx.String("lock"),
+						Diff: ctx.Bool("diff"), Timeout: ctx.Duration("timeout"), Stdout: c.stdout, Stderr: c.stderr})
+				}),
 			},
 			{
 				Name:  "version",
