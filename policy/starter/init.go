@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/lint"
 )
 
 // InitOptions are the settings of `mcpguard init`.
@@ -50,6 +53,9 @@ func Init(ctx context.Context, o InitOptions, stdout, stderr io.Writer) (int, er
 		if err := os.WriteFile(o.SaveToolsList, append(tools, '\n'), 0o644); err != nil {
 			return 1, fmt.Errorf("init: --save-tools-list: %w", err)
 		}
+	}
+	for _, r := range lint.Listed(tools, "tools", "name") {
+		fmt.Fprintf(stderr, "mcpguard: lint: tool %s: %s\n", strconv.Quote(canon.FreeText(r.Name, 128)), lint.Join(r.Findings))
 	}
 	text, err := Generate(tools, o.Argv, Options{Roots: DirRoots(o.Argv), Date: time.Now()})
 	if err != nil {

@@ -111,3 +111,65 @@ func join(path, name string) string {
 	}
 	return path + "." + name
 }
+
+// Report is the findings of one item of a list.
+type Report struct {
+	Name     string // the item's key (name, uri, uriTemplate), as sent
+	Findings []Finding
+}
+
+// Listed lints every item of a list result ({"tools": [...]}, with
+// section "tools" and key "name") and returns the items with findings, in
+// list order.
+func Listed(result []byte, section, key string) []Report {
+	d := jsontext.NewDecoder(bytes.NewBuffer(result))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil
+	}
+	var out []Report
+	for d.PeekKind() == '"' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return out
+		}
+		if tok.String() != section || d.PeekKind() != '[' {
+			if d.SkipValue() != nil {
+				return out
+			}
+			continue
+		}
+		d.ReadToken()
+		for d.PeekKind() != ']' && d.PeekKind() != 0 {
+			v, err := d.ReadValue()
+			if err != nil {
+				return out
+			}
+			if fs := Item(v); len(fs) > 0 {
+				out = append(out, Report{Name: keyOf(v, key), Findings: fs})
+			}
+		}
+		return out
+	}
+	return out
+}
+
+func keyOf(item jsontext.Value, key string) string {
+	d := jsontext.NewDecoder(bytes.NewReader(item))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ""
+	}
+	for d.PeekKind() == '"' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if tok.String() == key && d.PeekKind() == '"' {
+			v, _ := d.ReadToken()
+			return v.String()
+		}
+		if d.SkipValue() != nil {
+			return ""
+		}
+	}
+	return ""
+}

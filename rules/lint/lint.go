@@ -160,6 +160,16 @@ func hidden(s string) bool {
 	return strings.Contains(s, "\n\n\n\n\n\n") || strings.Contains(s, strings.Repeat(" ", 40)) || strings.Contains(s, strings.Repeat("\t", 10))
 }
 
+// Join renders findings as rule@field, comma-separated, each field
+// canonicalised (member names are the server's text).
+func Join(fs []Finding) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = canon.FreeText(f.String(), 256)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Sorted returns findings ordered by field, then rule.
 func Sorted(fs []Finding) []Finding {
 	slices.SortFunc(fs, func(a, b Finding) int {

@@ -415,23 +415,4 @@ func diffFields(w io.Writer, old, cur pins.Definition) {
 	}
 }
 
-// ReportLintTools writes the lint findings of a tools/list result
-// ({"tools":[...]}), for `mcpguard init`.
-func ReportLintTools(w io.Writer, toolsList []byte) int {
-	_, report, err := lockOf(map[string][]jsontext.Value{"tools/list": {toolsList}})
-	if err != nil {
-		return 0
-	}
-	for _, line := range report {
-		fmt.Fprintln(w, line)
-	}
-	return len(report)
-}
-
-func findings(fs []lint.Finding) string {
-	parts := make([]string, len(fs))
-	for i, f := range fs {
-		parts[i] = quote(f.String())
-	}
-	return strings.Join(parts, ", ")
-}
+func findings(fs []lint.Finding) string { return lint.Join(fs) }
