@@ -131,15 +131,28 @@ func (s *Session) Check(kind Kind, key string) *Block {
 	}
 	// Items are pinned under their canonical key: a call that spells a
 	// withheld name with what text removes (wi\u202epe) must find it.
-	if c := canon.Text(key); c != key {
-		if st, ok := s.state.Load()[kind][c]; ok {
-			return st.block
+	if !printableASCII(key) {
+		if c := canon.Text(key); c != key {
+			if st, ok := s.state.Load()[kind][c]; ok {
+				return st.block
+			}
 		}
 	}
 	if s.opt.Lock != nil && (kind == Tool || kind == Prompt) {
 		return &Block{Code: CodeUnpinned, Reason: "the lock file does not pin " + kind.String() + " " + canon.FreeText(key, 256)}
 	}
 	return nil
+}
+
+// printableASCII reports whether text cannot change s: it has no
+// control, DEL or non-ASCII byte.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7F {
+			return false
+		}
+	}
+	return true
 }
 
 // Audit reports whether the session only logs.
