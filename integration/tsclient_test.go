@@ -48,6 +48,14 @@ type tsOutcome struct {
 // calls and returns what callTool gave for each.
 func runTSClient(t *testing.T, env map[string]string, argv []string, calls []tsCall) []tsOutcome {
 	t.Helper()
+	return runTSClientListing(t, env, argv, calls, true)
+}
+
+// runTSClientListing is runTSClient; listTools false calls the tools
+// without listing them first, as a client that remembers them from an
+// earlier connection does.
+func runTSClientListing(t *testing.T, env map[string]string, argv []string, calls []tsCall, listTools bool) []tsOutcome {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatalf("node is needed for the TypeScript SDK client: %v", err)
@@ -57,7 +65,7 @@ func runTSClient(t *testing.T, env map[string]string, argv []string, calls []tsC
 		env = map[string]string{}
 	}
 	env["PATH"] = os.Getenv("PATH")
-	spec, _ := json.Marshal(map[string]any{"command": argv[0], "args": argv[1:], "env": env, "listTools": true, "calls": calls})
+	spec, _ := json.Marshal(map[string]any{"command": argv[0], "args": argv[1:], "env": env, "listTools": listTools, "calls": calls})
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(moduleRoot, "integration", "tsclient.mjs"), string(spec))
@@ -204,4 +212,24 @@ func TestGoClientRejectAsError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Rejected unsafe MCP input: ") || !strings.Contains(err.Error(), "(field path)") {
 		t.Errorf("want an error naming the reason and field, got %v", err)
 	}
+}
+
+// TestTSClientCallsWithoutListing: the shipped filesystem policy enforces
+// the server's input schemas; a client that calls without listing the
+// tools first gets its answer (mcpguard lists them itself), and a call
+// that does not match the server's schema is still refused.
+func TestTSClientCallsWithoutListing(t *testing.T) {
+	requireGuard(t)
+	bin := npmServer(t, "mcp-server-filesystem")
+	home, root := shippedHome(t)
+	calls := []tsCall{
+		{"read_text_file", map[string]any{"path": filepath.Join(root, "README.md")}},
+		{"read_text_file", map[string]any{"path": 5}},
+	}
+	argv := guardArgv(t, &guardOpts{Policy: shippedPolicy("filesystem")}, bin, root)
+	out := runTSClientListing(t, map[string]string{"HOME": home}, argv, calls, false)
+	if o := out[0]; o.Error != nil || o.Result.IsError || !strings.Contains(mustJSON(o), "# demo") {
+		t.Errorf("a call before tools/list: %s", mustJSON(o))
+	}
+	wantTSRejected(t, calls[1], out[1], "INPUT_REJECTED_SCHEMA")
 }
