@@ -69,6 +69,7 @@ type runeRange struct{ lo, hi rune }
 
 var (
 	invisibleBMP           [1 << 10]uint64
+	judgedBits             [1 << 10]uint64 // invisibleBMP, U+2028 and U+2029
 	invisibleSupplementary []runeRange
 	// contextLead marks the lead bytes that can start a code point
 	// Text judges in context (an invisible one, U+2028, U+2029).
@@ -114,6 +115,8 @@ func init() {
 		mark(r)
 	}
 	contextLead[0xE2] = true // U+2028, U+2029
+	judgedBits = invisibleBMP
+	judgedBits[0x2028>>6] |= 1<<(0x2028&63) | 1<<(0x2029&63)
 
 	buildScripts()
 	commonScript, inheritedScript = scriptIndex["Common"], scriptIndex["Inherited"]
@@ -135,6 +138,9 @@ func Suspect(r rune) bool {
 	}
 	return contextual(r)
 }
+
+// judgedBMP is contextual for r < 0x10000.
+func judgedBMP(r rune) bool { return judgedBits[r>>6]&(1<<(r&63)) != 0 }
 
 // contextual reports whether Text judges r by its neighbours.
 func contextual(r rune) bool { return r == 0x2028 || r == 0x2029 || Invisible(r) }

@@ -3,7 +3,6 @@ package canon
 import (
 	"encoding/binary"
 	"math/bits"
-	"unicode/utf8"
 	"unsafe"
 )
 
@@ -123,7 +122,10 @@ func classify(b []byte, i int) (size int, cl class) {
 		if c == 0xC2 && b[i+1] < 0xA0 { // C1 control
 			return 2, removed
 		}
-		size = 2
+		if contextLead[c] && judgedBMP(rune(c&0x1F)<<6|rune(b[i+1]&0x3F)) {
+			return 2, judged
+		}
+		return 2, kept
 	case c < 0xF0:
 		if i+2 >= len(b) {
 			return 1, removed
@@ -142,7 +144,10 @@ func classify(b []byte, i int) (size int, cl class) {
 		if c == 0xE2 && (c1 == 0x80 && c2 >= 0xAA && c2 <= 0xAE || c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) {
 			return 3, removed // bidi embedding, override or isolate
 		}
-		size = 3
+		if contextLead[c] && judgedBMP(rune(c&0x0F)<<12|rune(c1&0x3F)<<6|rune(c2&0x3F)) {
+			return 3, judged
+		}
+		return 3, kept
 	case c < 0xF5:
 		if i+3 >= len(b) {
 			return 1, removed
@@ -158,16 +163,12 @@ func classify(b []byte, i int) (size int, cl class) {
 		if c1 < lo || c1 > hi || c2&0xC0 != 0x80 || c3&0xC0 != 0x80 {
 			return 1, removed
 		}
-		size = 4
-	default:
-		return 1, removed
-	}
-	if contextLead[c] {
-		if r, _ := utf8.DecodeRune(b[i : i+size]); contextual(r) {
-			return size, judged
+		if contextLead[c] && Invisible(rune(c&0x07)<<18|rune(c1&0x3F)<<12|rune(c2&0x3F)<<6|rune(c3&0x3F)) {
+			return 4, judged
 		}
+		return 4, kept
 	}
-	return size, kept
+	return 1, removed
 }
 
 // firstUncleanFree returns the index of the first byte FreeText must act
