@@ -42,7 +42,11 @@ func (s *Session) CallOf(m *message.Message) Call {
 	c := Call{Method: m.Method, Tool: m.Name}
 	switch m.Method {
 	case "tools/call":
-		c.Task = bytes.Contains(m.Params, []byte(`"task"`)) && memberKind(m.Params, "task") == '{'
+		// The search only spares the decode; a name written with
+		// escapes (t\u0061sk) is decoded too.
+		if bytes.Contains(m.Params, []byte(`"task"`)) || bytes.Contains(m.Params, []byte(`\u`)) {
+			c.Task = memberKind(m.Params, "task") == '{'
+		}
 	case "tasks/result":
 		var p struct {
 			TaskID string `json:"taskId"`
