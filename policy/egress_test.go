@@ -32,7 +32,7 @@ func TestEgressLeavesCleanMessagesByteIdentical(t *testing.T) {
 	s := Baseline().NewSession()
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"line 1\nline 2\r\n\ttabbed \"quoted\" ` + "`code`" + ` \u00e9 日本語 👨‍👩‍👧 \u2764\ufe0f \u0915\u094d\u200d\u0937"}]}}`,
-		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"می‌خواهم 👨‍👩‍👧‍👦 🏴󠁧󠁢󠁳󠁣󠁴󠁿 葛󠄀 1️⃣"}],"t":"\u00e9"}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"می\u200cخواهم \U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466 \U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F 葛\U000E0100 1\ufe0f\u20e3\"}],\"t\":\"\\u00e9\"}}",
 		`{"jsonrpc":"2.0","id":"x","result":{"n":9007199254740993,"f":1.50e+3,"ok":true,"nil":null}}`,
 		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
 		`{"jsonrpc":"2.0","id":2,"result":{"text":"שלום עולם مرحبا \u200f"}}`,
