@@ -235,20 +235,25 @@ func TestGuardedHostileRoutingRefused(t *testing.T) {
 	if plain != 1 {
 		t.Errorf("the plain notification arrived %d times, want 1", plain)
 	}
+	// mcpguard answers the refused request off its egress loop: wait for
+	// the server to have read the answer before closing its input.
+	answered := false
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); !answered && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		got, _ = os.ReadFile(record)
+		for _, line := range strings.Split(string(got), "\n") {
+			var m rawMsg
+			if json.Unmarshal([]byte(line), &m) == nil && m.Error != nil && strings.Contains(string(m.ID), "52;c;") {
+				answered = true
+			}
+		}
+	}
 	if _, err := p.closeAndWait(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	log, _ := os.ReadFile(logFile)
 	if n := strings.Count(string(log), `"event":"dropped"`); n != 2 {
 		t.Errorf("%d dropped events in the log, want 2:\n%s", n, truncate(string(log), 3000))
-	}
-	got, _ := os.ReadFile(record)
-	answered := false
-	for _, line := range strings.Split(string(got), "\n") {
-		var m rawMsg
-		if json.Unmarshal([]byte(line), &m) == nil && m.Error != nil && strings.Contains(string(m.ID), "52;c;") {
-			answered = true
-		}
 	}
 	if !answered {
 		t.Errorf("the server got no error answer to its refused request; it received:\n%s", truncate(string(got), 3000))
