@@ -149,16 +149,29 @@ func (c *command) app() *cli.App {
 			{
 				Name:      "check",
 				Usage:     "validate policy files; errors as file:line:col",
-				UsageText: "mcpguard check [--tools-list FILE] POLICY...",
+				UsageText: "mcpguard check [--tools-list FILE] POLICY... [-- COMMAND [ARGS...]]",
+				Description: "With --tools-list FILE (a tools/list result, as mcpguard init --save-tools-list writes it), or a server\n" +
+					"command after --, which check starts to list its tools, it also warns about tool names the policy writes\n" +
+					"that the server does not have.",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "tools-list", Usage: "a tools/list result `FILE` (mcpguard init --save-tools-list): warn about tool names the server does not have"},
+					&cli.DurationFlag{Name: "timeout", Usage: "with a server command: how long it gets to list its tools", Value: 60 * time.Second},
 				},
 				Action: c.action(func(ctx *cli.Context) (int, error) {
 					var tools []byte
-					if path := ctx.String("tools-list"); path != "" {
-						var err error
+					var err error
+					switch path := ctx.String("tools-list"); {
+					case path != "" && len(c.serverArgv) > 0:
+						return 2, errors.New("check: give --tools-list FILE or a server command after --, not both")
+					case path != "":
 						if tools, err = os.ReadFile(path); err != nil {
 							return 2, err
+						}
+					case len(c.serverArgv) > 0:
+						lctx, cancel := context.WithTimeout(context.Background(), ctx.Duration("timeout"))
+						defer cancel()
+						if tools, err = starter.ListTools(lctx, c.serverArgv, c.stderr, version); err != nil {
+							return 1, fmt.Errorf("check: listing the server's tools: %w", err)
 						}
 					}
 					return policy.Check(ctx.Args().Slice(), tools, c.stdout, c.stderr)

@@ -170,4 +170,11 @@ func TestInitSavesToolsList(t *testing.T) {
 	if err := c.Run(); err != nil || !strings.Contains(stderr.String(), "the server has no tool read_grap; did you mean read_graph?") {
 		t.Errorf("check --tools-list: %v\n%s", err, stderr.String())
 	}
+	// check -- SERVER lists the tools itself.
+	c = exec.CommandContext(ctx, mcpguardBin, "check", typo, "--", "env", "MEMORY_FILE_PATH="+filepath.Join(dir, "m.jsonl"), bin)
+	stderr.Reset()
+	c.Stderr = &stderr
+	if err := c.Run(); err != nil || !strings.Contains(stderr.String(), "the server has no tool read_grap; did you mean read_graph?") {
+		t.Errorf("check -- SERVER: %v\n%s", err, stderr.String())
+	}
 }
