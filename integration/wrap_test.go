@@ -162,8 +162,8 @@ func TestWrapClaudeCodeEntry(t *testing.T) {
 			line = f
 		}
 	}
-	if line == nil || line[2] != "guarded" || line[3] != "~/.config/mcpguard/claude-code-filesystem.yaml" || line[5] != "1" {
-		t.Errorf("status line for filesystem: %q (want guarded, its policy, 1 rejection)\n%s", line, out)
+	if line == nil || line[2] != "guarded" || line[3] != "~/.config/mcpguard/claude-code-filesystem.yaml" || line[4] != "session" || line[5] != "1" {
+		t.Errorf("status line for filesystem: %q (want guarded, its policy, pinned per session, 1 rejection)\n%s", line, out)
 	}
 	if !strings.Contains(out, "docs") || !strings.Contains(out, "remote") {
 		t.Errorf("status does not list the remote server:\n%s", out)

@@ -124,6 +124,9 @@
 // One line per configured server: client, name, state (guarded,
 // UNGUARDED, remote, skipped), policy, lock state, and the rejections the
 // log holds for the server's log name (its policy's server:, else its
-// command's base name, as mcpguard logs it) in the last 24 hours. Lock
-// state is "-" until pins exist (StatusOptions.Lock is the seam).
+// command's base name, as mcpguard logs it) in the last 24 hours. The
+// lock state comes from the policy's pins: lock file (LockState):
+// "session" without one, "N tools" pinned, "missing" (mcpguard will not
+// start the server: run mcpguard pin), "invalid", or "?" when the policy
+// does not load.
 package wrap

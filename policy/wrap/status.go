@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/policy/pins"
 )
 
 // StatusOptions are what status needs besides the configs.
@@ -17,9 +18,8 @@ type StatusOptions struct {
 	Rejections map[string]int
 	// Since says which rejections Rejections counts, for the header.
 	Since string
-	// Lock reports the pin lock state of a guarded server ("-" when
-	// unknown). Pins (tool definitions locked per server) land in their
-	// own package; until then status shows "-".
+	// Lock reports the pin lock state of a guarded server; nil for
+	// LockState.
 	Lock func(s Server) string
 }
 
@@ -62,6 +62,8 @@ func Status(o Options, so StatusOptions) (int, error) {
 				}
 				if so.Lock != nil {
 					lock = so.Lock(s)
+				} else {
+					lock = LockState(s)
 				}
 				if so.Rejections != nil {
 					count = strconv.Itoa(so.Rejections[LogName(s)])
@@ -90,12 +92,47 @@ func Status(o Options, so StatusOptions) (int, error) {
 	return status, nil
 }
 
+// LockState says how a guarded server's tool definitions are pinned:
+// "session" without a lock file (what the server lists first in a session
+// is pinned, later changes withheld), "N tools" (and prompts, resources)
+// pinned by its policy's lock file, "missing" when the policy names a
+// lock file that is not there (mcpguard then refuses to start: run
+// mcpguard pin), "invalid" when it does not check, "?" when the policy
+// does not load.
+func LockState(s Server) string {
+	if s.Policy == "" {
+		return "session"
+	}
+	p, err := policy.LoadFileWithoutLock(s.Policy)
+	if err != nil {
+		return "?"
+	}
+	if p.Pins == "" {
+		return "session"
+	}
+	st := pins.ReadState(p.Pins)
+	switch {
+	case !st.Exists:
+		return "missing"
+	case st.Err != nil:
+		return "invalid"
+	}
+	out := fmt.Sprintf("%d tools", st.Tools)
+	if st.Prompts > 0 {
+		out += fmt.Sprintf(", %d prompts", st.Prompts)
+	}
+	if st.Resources > 0 {
+		out += fmt.Sprintf(", %d resources", st.Resources)
+	}
+	return out
+}
+
 // LogName is the name a guarded server's events carry in the log: its
 // policy's server: when the policy loads and names one, else the base
 // name of its command (what mcpguard itself writes).
 func LogName(s Server) string {
 	if s.Policy != "" {
-		if p, err := policy.LoadFile(s.Policy); err == nil && p.Server != "" {
+		if p, err := policy.LoadFileWithoutLock(s.Policy); err == nil && p.Server != "" {
 			return p.Server
 		}
 	}

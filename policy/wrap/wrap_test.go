@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/policy/pins"
 )
 
 const testExe = "/opt/mcpguard/bin/mcpguard"
@@ -469,7 +471,7 @@ func TestStatus(t *testing.T) {
 	}
 	// the hand-wrapped fetch server: guarded, its policy (which does not
 	// load here, so the log name is the command's base name, uvx)
-	if f := find(ClaudeCode, "guarded"); f[2] != "guarded" || f[3] != "/home/me/.config/mcpguard/fetch.yaml" || f[4] != "-" || f[5] != "7" {
+	if f := find(ClaudeCode, "guarded"); f[2] != "guarded" || f[3] != "/home/me/.config/mcpguard/fetch.yaml" || f[4] != "?" || f[5] != "7" {
 		t.Errorf("guarded line: %q", f)
 	}
 	if f := find(Cursor, "notes"); f[2] != "UNGUARDED" {
@@ -622,6 +624,37 @@ func TestPolicyNamesDoNotCollide(t *testing.T) {
 		p := filepath.Join(home, "pol", name)
 		if _, err := os.Stat(p); err != nil || !bytes.Contains(b, quote(p)) {
 			t.Errorf("%s: %v, referenced: %v", name, err, bytes.Contains(b, quote(p)))
+		}
+	}
+}
+
+func TestLockState(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain := write("plain.yaml", "version: 1\n")
+	locked := write("locked.yaml", "version: 1\npins: locked.lock.yaml\n")
+	missing := write("missing.yaml", "version: 1\npins: nowhere.lock.yaml\n")
+	bad := write("bad.yaml", "version: 1\npins: bad.lock.yaml\n")
+	write("bad.lock.yaml", "not: a lock\n")
+	if err := pins.NewLock().WriteFile(filepath.Join(dir, "locked.lock.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ policy, want string }{
+		{"", "session"},
+		{plain, "session"},
+		{locked, "0 tools"},
+		{missing, "missing"},
+		{bad, "invalid"},
+		{filepath.Join(dir, "absent.yaml"), "?"},
+	} {
+		if got := LockState(Server{Kind: Guarded, Policy: tc.policy}); got != tc.want {
+			t.Errorf("LockState(%q) = %q, want %q", tc.policy, got, tc.want)
 		}
 	}
 }
