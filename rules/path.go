@@ -64,7 +64,13 @@ import (
 //     previous directory, directory stack) are rejected;
 //   - file: URIs (file:///x, file://localhost/x, file:/x), decoded; a file:
 //     URI with another host is a UNC path and rejected;
-//   - Windows readings: any '\' is rejected (a Windows server reads it as a
+//   - the value with white space trimmed from its ends (JavaScript's
+//     trim, Python's strip) and one quote dropped from either end
+//     (server-filesystem's normalisation);
+//   - Windows readings: a component of dots and spaces with a space
+//     (".. ", ". .") is rejected, since Windows drops trailing dots and
+//     spaces;
+//     any '\' is rejected (a Windows server reads it as a
 //     separator: ..\..\x), and so are drive letters (C:\x, C:/x, C:x), UNC
 //     paths (//host/share) and URIs with an authority or an absolute path
 //     (smb://host/x, http:/x). Any other ':' is an ordinary character:
@@ -108,7 +114,7 @@ type PathScope struct {
 const (
 	maxPathLen      = 4096
 	maxLinks        = 40
-	maxReadings     = 16
+	maxReadings     = 32
 	pathRemediation = "Pass a path inside the allowed roots, as a plain absolute path or relative to a root, without .. that leaves it, ${...} expressions, ~user, backslashes or percent-encoding."
 )
 
@@ -177,8 +183,13 @@ func (p *PathScope) CheckFrom(value string, bases []string) *Finding {
 func (p *PathScope) checkReadings(s string, decode bool, bases []string) *Finding {
 	var buf [maxReadings]string
 	readings := append(buf[:0], s)
+	overflow := false
 	add := func(r string) {
-		if len(readings) < maxReadings && !slices.Contains(readings, r) {
+		switch {
+		case slices.Contains(readings, r):
+		case len(readings) == maxReadings:
+			overflow = true
+		default:
 			readings = append(readings, r)
 		}
 	}
@@ -189,6 +200,16 @@ func (p *PathScope) checkReadings(s string, decode bool, bases []string) *Findin
 			}
 			add(once)
 		}
+	}
+	for i, n := 0, len(readings); i < n; i++ {
+		// JavaScript's trim, Python's strip, and server-filesystem's
+		// normalisation, which also drops one quote at either end.
+		t := strings.TrimFunc(readings[i], isTrimmed)
+		add(t)
+		t = strings.TrimPrefix(t, `"`)
+		t = strings.TrimPrefix(t, "'")
+		t = strings.TrimSuffix(t, `"`)
+		add(strings.TrimSuffix(t, "'"))
 	}
 	for i := 0; i < len(readings); i++ {
 		if !isASCII(readings[i]) {
@@ -205,6 +226,9 @@ func (p *PathScope) checkReadings(s string, decode bool, bases []string) *Findin
 		}
 		add(exp)
 	}
+	if overflow {
+		return pathFinding("path has more readings than can be judged")
+	}
 	for _, r := range readings {
 		if f := p.checkOne(r, bases); f != nil {
 			return f
@@ -212,6 +236,11 @@ func (p *PathScope) checkReadings(s string, decode bool, bases []string) *Findin
 	}
 	return nil
 }
+
+// isTrimmed reports whether r is dropped from the ends of a string by
+// JavaScript's trim (white space, line terminators, U+FEFF) or Python's
+// strip (white space, the information separators).
+func isTrimmed(r rune) bool { return unicode.IsSpace(r) || r == 0xFEFF || r >= 0x1C && r <= 0x1F }
 
 // checkOne checks one reading of the path.
 func (p *PathScope) checkOne(s string, bases []string) *Finding {
@@ -235,6 +264,11 @@ func (p *PathScope) checkOne(s string, bases []string) *Finding {
 	}
 	if f := compatComponents(s); f != nil {
 		return f
+	}
+	for c := range strings.SplitSeq(s, "/") {
+		if dotsAndSpaces(c) {
+			return pathFinding("path has a component of dots and spaces, which Windows reads as . or ..")
+		}
 	}
 	if s[0] == '~' {
 		name, _, _ := strings.Cut(s[1:], "/")
@@ -552,6 +586,14 @@ func compatComponents(s string) *Finding {
 		}
 	}
 	return nil
+}
+
+// dotsAndSpaces reports whether the component c is made of dots and
+// spaces only, with a space: Windows drops a component's trailing dots and
+// spaces, so ".. " is ".." there. A component of dots only ("...", Go's
+// package wildcard) loses them all and names the directory it is in.
+func dotsAndSpaces(c string) bool {
+	return strings.Contains(c, " ") && strings.Trim(c, ". ") == ""
 }
 
 // climbsAbove reports whether the relative path s goes above its start at
