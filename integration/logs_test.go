@@ -114,7 +114,7 @@ func TestSharedLogUnderAttack(t *testing.T) {
 		// the entry that denies it.
 		if msg, _ := ev["message"].(string); strings.Contains(msg, "hid ") {
 			hiddenLines++
-			if msg != "hid 1 tools the policy denies from the list: crash (tools.crash)" || ev["bytes_removed"] != nil {
+			if msg != "hid 1 tool the policy denies from the list: crash (tools.crash)" || ev["bytes_removed"] != nil {
 				t.Errorf("hidden-tool line %d: %s", i+1, line)
 			}
 		}

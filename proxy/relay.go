@@ -581,9 +581,16 @@ func (r *relay) logHidden(m *message.Message, method string, rewrites []policy.R
 	}
 	r.log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventRewritten, Direction: eventlog.Egress,
 		Method: method, ID: logID(m.ID), Field: "result.tools", Action: eventlog.ActionRewritten,
-		Message: "hid " + strconv.Itoa(len(hidden)) + " tools the policy denies from the list: " + strings.Join(named, ", ") + more,
+		Message: "hid " + plural(len(hidden), "tool") + " the policy denies from the list: " + strings.Join(named, ", ") + more,
 		Extra:   func(e *zerolog.Event) { e.Str("canonicaliser", "hidden").Int("tools_hidden", len(hidden)) }})
 	return rest
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // failInFlight answers every request still in flight with an error.
