@@ -303,7 +303,7 @@ func (u *URL) setHost(s string) error {
 		}
 	}
 	trimmed := strings.TrimSuffix(h, ".")
-	if trimmed == "" || strings.HasPrefix(trimmed, ".") || strings.Contains(trimmed, "..") {
+	if trimmed == "" || strings.HasPrefix(trimmed, ".") || strings.HasSuffix(trimmed, ".") || strings.Contains(trimmed, "..") {
 		return errors.New("empty label in the host")
 	}
 	if endsInNumber(trimmed) {

@@ -27,6 +27,8 @@ var ssrf = []string{
 	"http://example.com@127.0.0.1/", "http://a@example.com@10.0.0.1/", "http://224.0.0.1/",
 	"http://255.255.255.255/", "http://[ff02::1]/", "http://198.18.0.1/", "http://192.0.0.170/",
 	"ws://127.0.0.1/", "HTTP://127.0.0.1/", "http://127.0.0.1.:80/", "http://0x7f.0.0.1/",
+	"http://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ/", "http://①②⑦.0.0.1/", "http://127.0.0.1\u3002/", "http://[::ffff:169.254.169.254]/",
+	"http://0x7f.0x00.0x00.0x01/", "http://0000177.1/",
 }
 
 // differential are spellings on which parsers disagree; Parse refuses them.
@@ -36,7 +38,7 @@ var differential = []string{
 	"http://[::1%25eth0]/", "http://[fe80::1%eth0]/", "http://exa mple.com/", "http://example.com\t@127.0.0.1/",
 	"http://example.com/\r\nHost: 127.0.0.1", " http://example.com/", "http://faß.de/", "http://ς.gr/",
 	"http://1.2.3.4.5/", "http://256.1.1.1/", "http://0x100000000/", "http://08.0.0.1/", "http://example.com:65536/",
-	"http://example.com:-1/", "http://example.com:+80/", "http://example.com:/", "http://a..b/", "http://.a.b/",
+	"http://example.com:-1/", "http://example.com:+80/", "http://example.com:/", "http://a..b/", "http://.a.b/", "http://localhost../", "http://metadata.google.internal../", "http://example.com../",
 	"http://a_b!.com/", "http://a*b.com/", "http://[::1]x/", "http://[1.2.3.4]/", "//example.com/", "example.com",
 	"javascript:alert(1)", "file:///etc/passwd", "gopher://127.0.0.1:6379/_x", "data:text/plain,x",
 	"http://example.com\uff03@127.0.0.1/",
@@ -191,7 +193,7 @@ func FuzzURL(f *testing.F) {
 			if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsUnspecified() || a.IsMulticast() || !a.IsGlobalUnicast() {
 				t.Fatalf("%q allowed, but %s is not public", v, a)
 			}
-		} else if !strings.Contains(u.Host, ".") || strings.HasSuffix(u.Host, ".localhost") {
+		} else if h := strings.TrimRight(u.Host, "."); !strings.Contains(h, ".") || h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasSuffix(h, ".internal") {
 			t.Fatalf("%q allowed with the local name %q", v, u.Host)
 		}
 	})
