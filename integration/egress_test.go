@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -281,5 +282,57 @@ func TestGuardedLookalikeToolNames(t *testing.T) {
 	cs = connectGuarded(t, &guardOpts{Policy: policyFile}, testserverBin, "-lookalike", "echo")
 	if list, err := cs.ListTools(context.Background(), nil); err == nil {
 		t.Errorf("a list with echo twice (once as ec\\u200bho) was relayed: %d tools", len(list.Tools))
+	}
+}
+
+// TestTSClientHostileRouting runs testserver's hostile_routing under the
+// official TypeScript SDK client, directly and through mcpguard. Directly,
+// the OSC 52 request id reaches the roots/list handler as
+// extra.requestId and the ESC/U+202E method reaches the fallback
+// notification handler (which shows the test can fail); through mcpguard
+// neither does, and the plain notification still arrives.
+func TestTSClientHostileRouting(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is needed for the TypeScript SDK client: %v", err)
+	}
+	npmServer(t, "mcp-server-memory") // fails the test when node_modules is missing
+	type seen struct {
+		RequestIDs []string `json:"requestIds"`
+		Methods    []string `json:"methods"`
+	}
+	run := func(argv []string) seen {
+		spec, _ := json.Marshal(map[string]any{"command": argv[0], "args": argv[1:], "env": map[string]string{"PATH": os.Getenv("PATH")}, "tool": "hostile_routing"})
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, filepath.Join(moduleRoot, "integration", "tsrouting.mjs"), string(spec))
+		cmd.Dir = filepath.Join(moduleRoot, "integration")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("tsrouting: %v\n%s", err, out)
+		}
+		var s seen
+		if err := json.Unmarshal(out, &s); err != nil {
+			t.Fatalf("tsrouting printed %q: %v", out, err)
+		}
+		return s
+	}
+	hostile := func(s string) bool { return strings.ContainsAny(s, "\x1b\u202e\a") }
+	direct := run([]string{testserverBin})
+	reached := false
+	for _, v := range append(direct.RequestIDs, direct.Methods...) {
+		reached = reached || hostile(v)
+	}
+	if !reached {
+		t.Fatalf("directly, the hostile id and method did not reach the application (%+q): the test cannot tell", direct)
+	}
+	guarded := run(guardArgv(t, nil, testserverBin))
+	for _, v := range append(guarded.RequestIDs, guarded.Methods...) {
+		if hostile(v) {
+			t.Errorf("through mcpguard, %+q reached the application", v)
+		}
+	}
+	if len(guarded.Methods) != 1 || guarded.Methods[0] != "notifications/message" {
+		t.Errorf("through mcpguard the fallback handler saw %+q, want the plain notifications/message once", guarded.Methods)
 	}
 }
