@@ -47,13 +47,28 @@ type Rejection struct {
 func (r *Rejection) Headline() string {
 	reason := r.Reason
 	if reason == "" {
-		reason = r.Error
+		reason = reasonOf(r.Error)
 	}
 	h := Summary + ": " + reason
 	if r.Field != "" {
 		h += " (field " + r.Field + ")"
 	}
 	return h
+}
+
+// reasonOf reads the one-line reason out of a rejection's error sentence
+// when the rejection did not set Reason: "rejected MCP input path: X
+// (policy entry ingress[2])" gives X, "rejected MCP input: X" gives X.
+func reasonOf(e string) string {
+	if strings.HasPrefix(strings.ToLower(e), "rejected ") {
+		if i := strings.Index(e, ": "); i >= 0 {
+			e = e[i+2:]
+		}
+	}
+	if i := strings.LastIndex(e, " (policy entry "); i > 0 && strings.HasSuffix(e, ")") {
+		e = e[:i]
+	}
+	return e
 }
 
 // Text is the model-visible text of a rejected tool call: the headline,

@@ -101,3 +101,20 @@ func TestRejectionErrorShape(t *testing.T) {
 		t.Errorf("malformed message %q", reply.Error.Message)
 	}
 }
+
+// A rejection without Reason gets its headline from the error sentence,
+// without the repeated summary and the policy entry.
+func TestHeadlineWithoutReason(t *testing.T) {
+	for _, c := range []struct{ err, field, want string }{
+		{"rejected MCP input path: value carries a credential (rule aws) (policy entry ingress[2])", "path",
+			"Rejected unsafe MCP input: value carries a credential (rule aws) (field path)"},
+		{"rejected MCP input: a roots answer in params.inputResponses cannot be decoded", "",
+			"Rejected unsafe MCP input: a roots answer in params.inputResponses cannot be decoded"},
+		{"tool changed since it was pinned", "", "Rejected unsafe MCP input: tool changed since it was pinned"},
+	} {
+		r := &Rejection{Error: c.err, Field: c.field}
+		if got := r.Headline(); got != c.want {
+			t.Errorf("Headline(%q) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
