@@ -118,3 +118,23 @@ func TestServerSchemaListNeverAnswered(t *testing.T) {
 		t.Errorf("ping after the refusal: %v", err)
 	}
 }
+
+// TestServerSchemaListFails: a server that answers tools/list with an
+// error: the call is refused at once (no timeout to wait), retryable.
+func TestServerSchemaListFails(t *testing.T) {
+	cs := connectGuarded(t, &guardOpts{Policy: writePolicy(t, enforceServerSchema)}, testserverBin, "-failing-tools-list")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+	if err != nil {
+		t.Fatalf("call: %v", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the refusal took %v: a failed listing must not wait for the timeout", took)
+	}
+	tc, _ := res.Content[0].(*mcp.TextContent)
+	if !res.IsError || tc == nil || !strings.Contains(tc.Text, "could not list the server's tools") || rejectionInText(t, tc.Text).ErrorCode != "INPUT_REJECTED_SCHEMA" {
+		t.Fatalf("want a refusal naming the failed listing, got %s", mustJSON(toJSON(t, res)))
+	}
+}

@@ -17,6 +17,7 @@
 //	-signal-file FILE       append the name of every signal received to FILE
 //	-tools-page N           list the tools N per page (cursor: the offset)
 //	-silent-tools-list      never answer tools/list
+//	-failing-tools-list     answer tools/list with a JSON-RPC error
 //	-lookalike NAME         also list a tool whose name reads as NAME once
 //	                        canonicalised: wipe (wi\u202epe) or echo
 //	                        (ec\u200bho, a second echo)
@@ -54,6 +55,7 @@ var (
 	signalRecord = flag.String("signal-file", "", "append the name of each signal received to `FILE`")
 	toolsPage    = flag.Int("tools-page", 0, "list the tools `N` per page")
 	silentList   = flag.Bool("silent-tools-list", false, "never answer tools/list")
+	failingList  = flag.Bool("failing-tools-list", false, "answer tools/list with an error")
 	lookalike    = flag.String("lookalike", "", "also list a tool whose name reads as `NAME` (wipe or echo) once canonicalised")
 )
 
@@ -254,6 +256,10 @@ func (s *server) handle(m message) {
 		s.reply(m.ID, map[string]any{})
 	case "tools/list":
 		if *silentList {
+			return
+		}
+		if *failingList {
+			s.replyError(m.ID, -32603, "tools are not available", nil)
 			return
 		}
 		all := rugTools(toolList(), rugActive() && pulledFor(m.Method))
