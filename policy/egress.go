@@ -202,7 +202,7 @@ func matchSegs(segs []segment, path []pathElem, isName bool) bool {
 	e := path[0]
 	switch seg.kind {
 	case segName:
-		if e.index >= 0 || !strings.EqualFold(e.key, seg.name) {
+		if e.index >= 0 || !strings.EqualFold(e.key, seg.key) {
 			return false
 		}
 	case segAnyMember:

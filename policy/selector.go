@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 type segmentKind uint8
@@ -22,6 +23,7 @@ const (
 type segment struct {
 	kind  segmentKind
 	name  string
+	key   string // egress: name as a reader sees it (canon.Visible)
 	index int
 }
 
@@ -81,7 +83,7 @@ func ParseSelector(text string) (Selector, error) {
 			if strings.ContainsAny(name, "]*") {
 				return Selector{}, fmt.Errorf("selector %q: bad member name %q", text, name)
 			}
-			sel.segs = append(sel.segs, segment{kind: segName, name: name})
+			sel.segs = append(sel.segs, segment{kind: segName, name: name, key: canon.Visible(name)})
 		}
 		for strings.HasPrefix(rest, "[") {
 			close := strings.IndexByte(rest, ']')
