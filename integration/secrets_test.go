@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,11 @@ func seenByClient(t *testing.T, cs *mcp.ClientSession, name string, args map[str
 		t.Fatalf("call %s: %v", name, err)
 	}
 	time.Sleep(100 * time.Millisecond) // notifications sent before the reply have been handled
-	return mustJSON(toJSON(t, res)) + "\n" + mustJSON(toJSON(t, recorderOf(cs).logs))
+	rec := recorderOf(cs)
+	rec.mu.Lock() // the client's handlers append to logs on their own goroutines
+	logs := slices.Clone(rec.logs)
+	rec.mu.Unlock()
+	return mustJSON(toJSON(t, res)) + "\n" + mustJSON(toJSON(t, logs))
 }
 
 // TestSecretsTestServer: behind the baseline (no policy), a server that
