@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -48,5 +49,55 @@ func BenchmarkEgressBigResult(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// cleanText1MiB is 1 MiB of the secrets benign corpus (prose, code, logs,
+// lock files, digests, base64 blobs): text with nothing to redact or remove.
+func cleanText1MiB(b *testing.B) string {
+	data, err := os.ReadFile("../rules/secrets/testdata/benign.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l != "" && !strings.HasPrefix(l, "# ") {
+			lines = append(lines, strings.ReplaceAll(l, `\n`, "\n"))
+		}
+	}
+	var sb strings.Builder
+	for sb.Len() < 1<<20 {
+		for _, l := range lines {
+			sb.WriteString(l)
+			sb.WriteByte('\n')
+		}
+	}
+	return sb.String()[:1<<20]
+}
+
+// BenchmarkEgressCleanText: strict parse plus the whole egress path (text,
+// secrets with known secrets, images) for a 1 MiB result of clean text,
+// forwarded byte-identical.
+func BenchmarkEgressCleanText(b *testing.B) {
+	q, err := jsontext.AppendQuote(nil, cleanText1MiB(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := append(append([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":`), q...), `}]}}`...)
+	p, err := Baseline().WithEnvironment([]string{"GITHUB_TOKEN=ghp_" + strings.Repeat("Ab1", 12), "DB_PASSWORD=correct horse battery staple"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := p.NewSession()
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		m, err := message.Parse(line)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, rws, err := s.Egress(m, &Call{Method: "tools/call", Tool: "t"})
+		if err != nil || len(out) != len(line) || len(rws) != 0 {
+			b.Fatal("unexpected egress result", err, rws)
+		}
 	}
 }

@@ -139,48 +139,74 @@ func (f *Filter) mayHold(s string) bool {
 	return mayHoldMarkdown(s, f.links) || mayHoldHTML(s, f.links)
 }
 
-// mayHoldMarkdown reports whether s may hold a markdown image (inline, or
-// a reference and its definition), or with links, a link or an autolink.
+// mayHoldMarkdown reports whether s may hold a markdown image, or with
+// links, a link or an autolink.
 func mayHoldMarkdown(s string, links bool) bool {
-	if strings.Contains(s, "![") || strings.Contains(s, "]:") {
-		return true
+	if strings.Contains(s, "![") {
+		return true // inline and reference images alike start with ![
 	}
 	return links && (strings.Contains(s, "](") || strings.Contains(s, "][") || strings.Contains(s, "]") || strings.Contains(s, ":"))
 }
 
 // tagMarkers are the tags that load something (lower case; matched
-// ignoring case, after "<").
+// ignoring case, after "<" and before a space, "/" or ">"). <svg> and
+// <picture> load nothing themselves; their <image>, <use>, <source> and
+// <img> are listed.
 var tagMarkers = []string{"img", "image", "source", "input", "video", "audio", "object", "embed",
 	"iframe", "frame", "link", "script", "style", "track", "use", "feimage", "body", "table",
-	"td", "th", "svg", "picture"}
+	"td", "th"}
 
 // mayHoldHTML reports whether s may hold a tag that loads something, a CSS
 // url(), or (links) an <a> tag.
 func mayHoldHTML(s string, links bool) bool {
 	for i := 0; ; {
-		j := strings.IndexAny(s[i:], "<(")
+		j := strings.IndexByte(s[i:], '<')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		if isTagMarker(s[i:], links) {
+			return true
+		}
+	}
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '(')
 		if j < 0 {
 			return false
 		}
 		i += j
-		if s[i] == '(' {
-			if i >= 3 && strings.EqualFold(s[i-3:i], "url") {
-				return true
-			}
-			i++
-			continue
-		}
-		rest := s[i+1:]
-		if links && len(rest) > 1 && (rest[0] == 'a' || rest[0] == 'A') {
+		if i >= 3 && strings.EqualFold(s[i-3:i], "url") {
 			return true
-		}
-		for _, m := range tagMarkers {
-			if len(rest) >= len(m) && strings.EqualFold(rest[:len(m)], m) {
-				return true
-			}
 		}
 		i++
 	}
+}
+
+// isTagMarker reports whether rest (what follows a "<") starts with the
+// name of a tag that loads something, or with links, of <a>.
+func isTagMarker(rest string, links bool) bool {
+	if links && len(rest) > 1 && (rest[0] == 'a' || rest[0] == 'A') && tagNameEnds(rest[1:]) {
+		return true
+	}
+	for _, m := range tagMarkers {
+		if len(rest) >= len(m) && strings.EqualFold(rest[:len(m)], m) && tagNameEnds(rest[len(m):]) {
+			return true
+		}
+	}
+	return false
+}
+
+// tagNameEnds reports whether a tag name ends where rest starts: at a
+// space, "/", ">" or the end (the HTML tokenizer's reading).
+func tagNameEnds(rest string) bool {
+	if rest == "" {
+		return true
+	}
+	switch rest[0] {
+	case ' ', '\t', '\n', '\f', '\r', '/', '>', '\\': // a backslash: a JSON escape such as \n in a raw message
+		return true
+	}
+	return false
 }
 
 // RawClean reports whether no string of a JSON text (a whole message, as

@@ -52,6 +52,12 @@ type rule struct {
 	anchors   bool
 	leadingWB bool
 	multiline bool // the regex matches across lines: [\s\S] or (?s)
+	// confirm: one of these must occur after the keyword for the regex
+	// to have a chance (see confirmAfter).
+	confirm []string
+	// backAnchor: every match starts where the run of word bytes that
+	// ends at the keyword starts (see backAnchored).
+	backAnchor bool
 
 	once     sync.Once
 	re       *regexp.Regexp
@@ -148,7 +154,7 @@ type allow struct {
 func (r *rule) compiled() *regexp.Regexp {
 	r.once.Do(func() {
 		r.re = regexp.MustCompile(r.spec.regex)
-		if r.anchors {
+		if r.anchors || r.backAnchor {
 			r.anchored = regexp.MustCompile(`^(?:` + r.spec.regex + `)`)
 		}
 		for _, a := range r.spec.allow {

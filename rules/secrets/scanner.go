@@ -68,6 +68,30 @@ var defaultOff = map[string]bool{"generic-api-key": true}
 // while "ey" is in "they" and "key".
 var keywordOverride = map[string][]string{"jwt": {".ey"}}
 
+// confirmAfter lists, for rules whose keyword is common and whose regex
+// is costly, strings the regex requires after the keyword: a curl command
+// line holds an auth header or user only with -H or -u.
+var confirmAfter = map[string][]string{
+	"curl-auth-header": flagsAfterSpace("-H", "--header"),
+	"curl-auth-user":   flagsAfterSpace("-u", "--user"),
+}
+
+func flagsAfterSpace(flags ...string) []string {
+	var out []string
+	for _, f := range flags {
+		for _, sp := range []string{" ", "\t", "\n", "\r"} {
+			out = append(out, sp+f)
+		}
+	}
+	return out
+}
+
+// backAnchored lists rules whose keyword is inside the match, after a
+// part made of word bytes only that starts it: a JWT is
+// \b(ey[a-zA-Z0-9]{17,}\.ey..., found by its keyword .ey, so its match
+// starts where the run of word bytes before .ey starts.
+var backAnchored = map[string]bool{"jwt": true}
+
 var allRules = sync.OnceValue(func() []*rule {
 	out := make([]*rule, len(gitleaksRules))
 	for i := range gitleaksRules {
@@ -78,6 +102,10 @@ var allRules = sync.OnceValue(func() []*rule {
 		}
 		out[i] = &rule{spec: spec, index: i, keywords: kws, minRun: minTokenRun(spec.regex)}
 		out[i].findAnchors()
+		out[i].confirm = confirmAfter[spec.id]
+		if backAnchored[spec.id] {
+			out[i].backAnchor, out[i].leadingWB = true, true
+		}
 	}
 	return out
 })
@@ -159,8 +187,8 @@ const (
 	// anchorSpan bounds the text an anchored rule reads; a match that
 	// reaches the cut reads further. A rule that spans lines (a PEM key)
 	// reads anchorSpanMultiline.
-	anchorSpan          = 4096
-	anchorSpanMultiline = 64 << 10
+	anchorSpan          = 256
+	anchorSpanMultiline = 4096
 )
 
 // Find returns the credentials in s, in order, without overlaps. Text
@@ -210,8 +238,12 @@ func (sc *Scanner) find(s string) []Finding {
 		if !gate(s, h.at-gateBefore, h.at+h.n+gateBefore, r.minRun) {
 			continue
 		}
-		if r.anchors {
-			found, _ := sc.matchesAt(r, s, h.at)
+		if r.anchors || r.backAnchor {
+			start := h.at
+			if r.backAnchor {
+				start = wordRunStart(s, h.at)
+			}
+			found, _ := sc.matchesAt(r, s, start)
 			fs = append(fs, found...)
 			continue
 		}
@@ -247,6 +279,19 @@ func (sc *Scanner) matchesAt(r *rule, s string, at int) ([]Finding, bool) {
 	span := anchorSpan
 	if r.multiline {
 		span = anchorSpanMultiline
+	}
+	if len(r.confirm) > 0 {
+		// The regex reads up to the first flag it needs and a value.
+		i := indexAny(linesFrom(s, at, 12, 8192), r.confirm)
+		if i < 0 {
+			return nil, false
+		}
+		w := s[at:min(len(s), at+i+512)]
+		m := r.anchored.FindStringSubmatchIndex(w)
+		if m == nil {
+			return nil, false
+		}
+		return sc.verify(r, w, at, m, nil), false
 	}
 	for {
 		w := s[at:min(len(s), at+span)]
@@ -453,17 +498,27 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 		if !gate(s, at-gateBefore, at+len(n.text)+gateBefore, r.minRun) {
 			return true
 		}
-		lo, hi := max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter)
-		lo, hi, openLo, openHi := rawjson.StringAround(s, at, lo, hi)
-		pre := rawjson.Unescape(s[lo:at])
-		w := pre + rawjson.Unescape(s[at:hi])
 		var found []Finding
 		var edge bool
-		if r.anchors {
-			found, _ = sc.matchesAt(r, w, len(pre))
-			edge = len(found) > 0 // a finding is enough to decode the message
+		done := -1
+		if r.anchors || r.backAnchor {
+			start := at
+			if r.backAnchor {
+				start = wordRunStart(s, at)
+			}
+			span := anchorSpan
+			if r.multiline || len(r.confirm) > 0 {
+				span = anchorSpanMultiline
+			}
+			w, off := rawFrom(s, start, span)
+			found, _ = sc.matchesAt(r, w, off)
 		} else {
+			lo, hi := max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter)
+			lo, hi, openLo, openHi := rawjson.StringAround(s, at, lo, hi)
+			pre := rawjson.Unescape(s[lo:at])
+			w := pre + rawjson.Unescape(s[at:hi])
 			found, edge = sc.matchesWindow(r, w, 0, openLo, openHi)
+			done = hi
 		}
 		if len(found) > 0 || edge {
 			clean = false
@@ -472,8 +527,8 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 		if doneTo == nil {
 			doneTo = make([]int, len(sc.rules))
 		}
-		if !r.anchors {
-			doneTo[n.owner] = hi
+		if done >= 0 {
+			doneTo[n.owner] = done
 		}
 		return true
 	})
@@ -536,6 +591,46 @@ func (sc *Scanner) percentClean(s string) bool {
 		}
 		i = hi
 	}
+}
+
+// linesFrom returns s from at to its n-th line break (CR or LF), at most
+// max bytes: the reach of a regex whose dots stop at line ends and which
+// crosses a few of them.
+func linesFrom(s string, at, n, max int) string {
+	end := min(len(s), at+max)
+	for i := at; i < end; i++ {
+		if s[i] == '\n' || s[i] == '\r' {
+			n--
+			if n < 0 {
+				return s[at:i]
+			}
+		}
+	}
+	return s[at:end]
+}
+
+// indexAny returns the first index of any of subs in s, or -1.
+func indexAny(s string, subs []string) int {
+	first := -1
+	for _, sub := range subs {
+		if i := strings.Index(s, sub); i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	return first
+}
+
+// wordRunStart returns where the run of word bytes ([A-Za-z0-9_]) that
+// ends at s[at] starts.
+func wordRunStart(s string, at int) int {
+	for at > 0 && isWordByte(s[at-1]) {
+		at--
+	}
+	return at
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 func isHex(c byte) bool {
@@ -603,3 +698,27 @@ func unhex(c byte) byte {
 
 var _ = slices.Sort[[]int]
 var _ = regexp.QuoteMeta
+
+// rawFrom returns, for an anchored match at raw offset start of a JSON
+// text, the decoded text from the character before start (for \b) to the
+// end of the JSON string (at most span bytes on: a match that reaches the
+// cut counts as found), and the
+// offset of start in it. Without escapes it is a slice of s.
+func rawFrom(s string, start, span int) (string, int) {
+	lo := start
+	switch {
+	case start >= 2 && s[start-2] == '\\' && rawjson.EvenBackslashes(s, start-2):
+		lo = start - 2 // \n and the like
+	case start >= 6 && s[start-6] == '\\' && s[start-5] == 'u' && rawjson.EvenBackslashes(s, start-6):
+		lo = start - 6 // \u0041
+	case start >= 1:
+		lo = start - 1
+	}
+	_, end, _, _ := rawjson.StringAround(s, start, start, min(len(s), start+span))
+	region := s[lo:end]
+	if strings.IndexByte(region, '\\') < 0 {
+		return region, start - lo
+	}
+	pre := rawjson.Unescape(s[lo:start])
+	return pre + rawjson.Unescape(s[start:end]), len(pre)
+}
