@@ -6,12 +6,28 @@ import (
 	"golang.org/x/net/html"
 )
 
-// loadAttrs are the attributes that make a browser fetch a URL, on any
-// element that has them; href loads only on the elements in hrefLoads.
-var loadAttrs = map[string]bool{"src": true, "srcset": true, "poster": true, "background": true,
-	"data": true, "lowsrc": true, "dynsrc": true, "imagesrcset": true, "xlink:href": true}
+// loads lists, for each attribute that makes a browser fetch a URL, the
+// elements on which it does (the tags of tagMarkers).
+var loads = map[string]map[string]bool{
+	"src":         set("img", "image", "source", "input", "video", "audio", "embed", "iframe", "frame", "script", "track"),
+	"srcset":      set("img", "source", "link"),
+	"imagesrcset": set("link"),
+	"lowsrc":      set("img"),
+	"dynsrc":      set("img"),
+	"poster":      set("video"),
+	"background":  set("body", "table", "td", "th"),
+	"data":        set("object"),
+	"href":        set("link", "image", "use", "feimage"),
+	"xlink:href":  set("image", "use", "feimage"),
+}
 
-var hrefLoads = map[string]bool{"link": true, "image": true, "use": true, "feimage": true}
+func set(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
 
 // html finds the tags of s that load from a host not allowed (the whole
 // tag is replaced) and, when neutralising, <a> tags whose href is not
@@ -51,7 +67,7 @@ func (f *Filter) html(s string) ([]edit, []Removal) {
 				var t target
 				bad := false
 				switch {
-				case f.images && (loadAttrs[key] || (key == "href" && hrefLoads[tag])):
+				case f.images && loads[key][tag]:
 					kind = "image"
 					t, bad = f.badURLs(key, val)
 				case f.images && key == "style":
@@ -114,6 +130,27 @@ func (f *Filter) badCSS(css string) (target, bool) {
 		u := strings.Trim(strings.TrimSpace(css[i:i+end]), `"'`)
 		if t := targetOf(u); !f.imageHosts.allows(t) {
 			return t, true
+		}
+	}
+	for i := 0; ; {
+		j := strings.Index(lower[i:], "image-set(")
+		if j < 0 {
+			break
+		}
+		i += j + len("image-set(")
+		end := strings.IndexByte(css[i:], ')')
+		if end < 0 {
+			end = len(css) - i
+		}
+		for _, part := range strings.Split(css[i:i+end], ",") {
+			part = strings.TrimSpace(part)
+			if len(part) > 0 && (part[0] == '"' || part[0] == '\'') {
+				if close := strings.IndexByte(part[1:], part[0]); close >= 0 {
+					if t := targetOf(part[1 : 1+close]); !f.imageHosts.allows(t) {
+						return t, true
+					}
+				}
+			}
 		}
 	}
 	for i := 0; ; {

@@ -175,8 +175,11 @@ func mayHoldHTML(s string, links bool) bool {
 			return false
 		}
 		i += j
-		if i >= 3 && strings.EqualFold(s[i-3:i], "url") {
-			return true
+		if i >= 3 && (strings.EqualFold(s[i-3:i], "url") || strings.EqualFold(s[i-3:i], "set")) {
+			return true // url( and image-set(
+		}
+		if strings.IndexByte(s[max(0, i-12):i], '\\') >= 0 {
+			return true // CSS escapes may spell url
 		}
 		i++
 	}

@@ -30,6 +30,11 @@ import (
 // KnownRule is the rule id of a finding of a known secret.
 const KnownRule = "known-secret"
 
+// TooDenseRule is the rule id of a finding that covers a whole text too
+// dense with credential keywords to search in bounded time: it is refused
+// (ingress) or redacted (egress) whole, failing closed.
+const TooDenseRule = "too-dense-to-scan"
+
 // Finding is one credential in a text: the bytes [Start, End) of the text
 // searched, the rule that found it, and for a known secret its Source.
 type Finding struct {
@@ -184,6 +189,9 @@ const (
 	gateBefore   = 64  // a keyword's rule must have its token run this close
 	windowBefore = 256 // a rule's regex runs from this far before its keyword
 	windowAfter  = 512 // to this far after (a match that reaches a side widens it)
+	// maxRawRuns bounds the regex runs of RawClean on one message; past it
+	// the message is decoded and searched string by string.
+	maxRawRuns = 256
 	// anchorSpan bounds the text an anchored rule reads; a match that
 	// reaches the cut reads further. A rule that spans lines (a PEM key)
 	// reads anchorSpanMultiline.
@@ -230,6 +238,7 @@ func (sc *Scanner) find(s string) []Finding {
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].rule < hits[j].rule })
 	doneRule, doneTo := -1, -1
+	windowRuns, anchoredRuns := 0, 0
 	for _, h := range hits {
 		if h.rule == doneRule && h.at < doneTo {
 			continue
@@ -238,6 +247,14 @@ func (sc *Scanner) find(s string) []Finding {
 		if !gate(s, h.at-gateBefore, h.at+h.n+gateBefore, r.minRun) {
 			continue
 		}
+		if windowRuns > len(s)/4096+64 || anchoredRuns > len(s)/512+256 {
+			// Text dense with keywords that pass the gate (a hostile
+			// server's megabyte of "-----BEGIN PRIVATE KEY-----"): what
+			// cannot be searched in bounded time is refused whole. Ordinary
+			// text needs a window run per 6 KiB and an anchored run per
+			// 2 KiB at most.
+			return []Finding{{Start: 0, End: len(s), Rule: TooDenseRule}}
+		}
 		if r.anchors || r.backAnchor {
 			start := h.at
 			if r.backAnchor {
@@ -245,10 +262,12 @@ func (sc *Scanner) find(s string) []Finding {
 			}
 			found, _ := sc.matchesAt(r, s, start)
 			fs = append(fs, found...)
+			anchoredRuns++
 			continue
 		}
 		found, hi := sc.matchesNear(r, s, h.at, h.n)
 		fs = append(fs, found...)
+		windowRuns++
 		doneRule, doneTo = h.rule, hi
 	}
 	return fs
@@ -282,7 +301,7 @@ func (sc *Scanner) matchesAt(r *rule, s string, at int) ([]Finding, bool) {
 	}
 	if len(r.confirm) > 0 {
 		// The regex reads up to the first flag it needs and a value.
-		i := indexAny(linesFrom(s, at, 12, 8192), r.confirm)
+		i := indexAny(linesFrom(s, at, 12, 1024), r.confirm)
 		if i < 0 {
 			return nil, false
 		}
@@ -367,11 +386,17 @@ func (sc *Scanner) verify(r *rule, w string, lo int, m []int, out []Finding) []F
 	return append(out, Finding{Start: lo + ss, End: lo + se, Rule: r.spec.id})
 }
 
+// lineAround returns the line that holds s[start:end], at most maxLine
+// bytes on either side (a text that is one long line must not make every
+// finding cost its length).
 func lineAround(s string, start, end int) string {
-	a := strings.LastIndexByte(s[:start], '\n') + 1
-	b := strings.IndexByte(s[end:], '\n')
+	const maxLine = 4096
+	from := max(0, start-maxLine)
+	a := from + strings.LastIndexByte(s[from:start], '\n') + 1
+	to := min(len(s), end+maxLine)
+	b := strings.IndexByte(s[end:to], '\n')
 	if b < 0 {
-		return s[a:]
+		return s[a:to]
 	}
 	return s[a : end+b]
 }
@@ -468,6 +493,9 @@ func (sc *Scanner) Check(value string) *rules.Finding {
 	}
 	f := fs[0]
 	reason := "value carries a credential (rule " + f.Rule + ")"
+	if f.Rule == TooDenseRule {
+		reason = "value is too dense with credential-like text to be checked"
+	}
 	if f.Rule == KnownRule {
 		reason = "value carries a secret of the server's environment (" + f.Source + ")"
 	}
@@ -486,6 +514,7 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 	s := unsafe.String(&raw[0], len(raw))
 	clean := true
 	var doneTo []int
+	runs := 0
 	sc.idx.scan(s, func(n *needle, at int) bool {
 		if n.owner < 0 {
 			clean = false
@@ -497,6 +526,10 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 		}
 		if !gate(s, at-gateBefore, at+len(n.text)+gateBefore, r.minRun) {
 			return true
+		}
+		if runs++; runs > maxRawRuns {
+			clean = false
+			return false
 		}
 		var found []Finding
 		var edge bool

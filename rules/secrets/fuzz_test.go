@@ -1,0 +1,116 @@
+package secrets
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+const fuzzKnown = "fuzz-Kn0wn-S3cret"
+
+// FuzzRedact: Redact never panics, is idempotent, and its output never
+// holds the known secret (in any encoding the scanner knows) or a
+// credential it finds.
+func FuzzRedact(f *testing.F) {
+	for _, c := range adversarialSecrets() {
+		f.Add(c[1])
+		f.Add("x " + c[1] + "\n" + c[1][:len(c[1])/2])
+	}
+	for _, s := range []string{fuzzKnown, "a" + fuzzKnown + "b", hex.EncodeToString([]byte(fuzzKnown)),
+		base64.StdEncoding.EncodeToString([]byte("xy" + fuzzKnown)), url.QueryEscape(fuzzKnown), "%2566uzz-Kn0wn-S3cret",
+		"", "%", "%%", "+%2", "[REDACTED:github-pat]", "ghp_", ".ey.ey", "-----BEGIN PRIVATE KEY-----", "curl -u a:b"} {
+		f.Add(s)
+	}
+	sc, err := New(Options{Known: []Known{{Source: "K", Value: fuzzKnown}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, _ := sc.Redact(s)
+		if again, _ := sc.Redact(out); again != out {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
+		}
+		if fs := sc.Find(out); len(fs) > 0 {
+			t.Fatalf("redacted output still has %v: %q", fs, out)
+		}
+		if strings.Contains(out, fuzzKnown) {
+			t.Fatalf("the known secret survived: %q", out)
+		}
+	})
+}
+
+// FuzzRawClean: RawClean is sound: when it says a JSON string is clean,
+// decoding it finds nothing.
+func FuzzRawClean(f *testing.F) {
+	for _, c := range adversarialSecrets() {
+		f.Add(c[1])
+	}
+	f.Add(fuzzKnown)
+	f.Add("line one\nghp_" + strings.Repeat("a1B", 12) + "\nend")
+	f.Add("\nsk_live_" + strings.Repeat("x9", 12))
+	sc, err := New(Options{Known: []Known{{Source: "K", Value: fuzzKnown}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		{
+			q, err := jsontext.AppendQuote(nil, s)
+			if err != nil {
+				return // not valid UTF-8: the strict parser refuses the message
+			}
+			if sc.RawClean(q) && len(sc.Find(s)) > 0 {
+				t.Fatalf("RawClean passed %q, which holds %v", q, sc.Find(s))
+			}
+			// The same text with every ASCII letter written as \u00XX.
+			var esc strings.Builder
+			esc.WriteByte('"')
+			body := q[1 : len(q)-1]
+			for i := 0; i < len(body); i++ {
+				c := body[i]
+				switch {
+				case c == '\\': // an escape: copied whole
+					n := 2
+					if i+1 < len(body) && body[i+1] == 'u' {
+						n = 6
+					}
+					esc.Write(body[i:min(len(body), i+n)])
+					i += n - 1
+				case c >= 'a' && c <= 'z':
+					esc.WriteString(`\u00` + hex.EncodeToString([]byte{c}))
+				default:
+					esc.WriteByte(c)
+				}
+			}
+			esc.WriteByte('"')
+			if sc.RawClean([]byte(esc.String())) && len(sc.Find(s)) > 0 {
+				t.Fatalf("RawClean passed the escaped form of %q", s)
+			}
+		}
+	})
+}
+
+// TestDenseKeywordsStayLinear: a megabyte of one rule's keyword costs about
+// one pass of each rule, not a regex run per keyword.
+func TestDenseKeywordsStayLinear(t *testing.T) {
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, unit := range []string{"-----BEGIN PRIVATE KEY-----\n", "sk_live_", "ghp_", "curl -u a:b ", "eyJhbGciOi.eyJ", "s.abcdefghijklmnopqrstuvwx "} {
+		text := strings.Repeat(unit, (1<<20)/len(unit))
+		start := time.Now()
+		sc.Find(text)
+		q, _ := jsontext.AppendQuote(nil, text)
+		sc.RawClean(q)
+		d := time.Since(start)
+		t.Logf("%q x %d: %v", unit, len(text)/len(unit), d)
+		if d > 4*time.Second { // seconds per megabyte would be a denial of service
+			t.Errorf("%q x %d took %v", unit, len(text)/len(unit), d)
+		}
+	}
+}
