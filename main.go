@@ -379,6 +379,11 @@ func (c *command) wrapOptions(ctx *cli.Context) (wrap.Options, error) {
 		if p, err := os.Executable(); err == nil {
 			exe = p
 		}
+		// A `go run` binary is deleted when it exits: entries pointing at
+		// it would stop every server they guard.
+		if strings.Contains(exe, string(filepath.Separator)+"go-build") && ctx.Command.Name == "wrap" && !ctx.Bool("dry-run") {
+			return wrap.Options{}, fmt.Errorf("%s is a go run build that is deleted when it exits; install mcpguard, or pass --command PATH", exe)
+		}
 	}
 	return wrap.Options{Env: env, Clients: ctx.StringSlice("client"), Exe: exe, DryRun: ctx.Bool("dry-run"),
 		Policies: wrap.Policies{DryRun: ctx.Bool("dry-run")}, Stdout: c.stdout, Stderr: c.stderr}, nil

@@ -209,7 +209,12 @@ func TestWrapCommandsUsage(t *testing.T) {
 		}
 	}
 	// No configs: nothing to do, status 0.
-	if status, stdout, stderr := runCLI(t, "", "wrap", "--home", home, "--project", home); status != 0 || !strings.Contains(stdout, "no agent configs found") {
+	if status, stdout, stderr := runCLI(t, "", "wrap", "--home", home, "--project", home, "--command", "/usr/local/bin/mcpguard"); status != 0 || !strings.Contains(stdout, "no agent configs found") {
 		t.Errorf("empty home: status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+	// This test binary lives in the go build cache, like a `go run` one:
+	// entries must not point at a binary that is about to be deleted.
+	if status, _, stderr := runCLI(t, "", "wrap", "--home", home, "--project", home); status != 2 || !strings.Contains(stderr, "go run build") {
+		t.Errorf("wrap from the build cache: status %d, stderr %q", status, stderr)
 	}
 }
