@@ -480,6 +480,11 @@ type pinsClientOut struct {
 			Message string `json:"message"`
 		} `json:"error"`
 	} `json:"calls"`
+	Relist *struct {
+		Tools     []string `json:"tools"`
+		Prompts   []string `json:"prompts"`
+		Resources []string `json:"resources"`
+	} `json:"relist"`
 	Gets []struct {
 		Error *struct {
 			Code    int    `json:"code"`
@@ -489,6 +494,10 @@ type pinsClientOut struct {
 }
 
 func runPinsClient(t *testing.T, argv []string, calls []string, prompts []string) pinsClientOut {
+	return runPinsClientSpec(t, argv, calls, prompts, false)
+}
+
+func runPinsClientSpec(t *testing.T, argv []string, calls []string, prompts []string, relist bool) pinsClientOut {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -500,7 +509,7 @@ func runPinsClient(t *testing.T, argv []string, calls []string, prompts []string
 		cs = append(cs, map[string]any{"name": c})
 	}
 	spec, _ := json.Marshal(map[string]any{"command": argv[0], "args": argv[1:], "env": map[string]string{"PATH": os.Getenv("PATH")},
-		"calls": cs, "prompts": prompts})
+		"calls": cs, "prompts": prompts, "relist": relist})
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(moduleRoot, "integration", "pinsclient.mjs"), string(spec))
@@ -566,6 +575,44 @@ func TestPinsTypeScriptClient(t *testing.T) {
 			if g := out.Gets[0]; g.Error == nil || !strings.Contains(g.Error.Message, "differs from its pin") {
 				t.Errorf("getPrompt greet: %s", mustJSON(g))
 			}
+		})
+	}
+}
+
+// TestPinsTypeScriptClientFirstSight: without a lock file, the TypeScript
+// SDK client lists twice in one session; the server changes in between
+// without notice.
+func TestPinsTypeScriptClientFirstSight(t *testing.T) {
+	for _, mode := range []string{"enforce", "audit"} {
+		t.Run(mode, func(t *testing.T) {
+			logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+			argv := guardArgv(t, &guardOpts{Log: logFile, Args: []string{"--mode", mode}}, testserverBin, "-pull-after", "1")
+			out := runPinsClientSpec(t, argv, []string{"echo", "late"}, []string{"greet"}, true)
+			if !slices.Contains(out.Tools, "echo") || out.Relist == nil {
+				t.Fatalf("first list: %+v", out)
+			}
+			if mode == "audit" {
+				if !slices.Contains(out.Relist.Tools, "echo") || len(out.Relist.Prompts) != 1 || out.Calls[0].Result == nil || out.Calls[0].Result.IsError {
+					t.Errorf("audit withheld or refused: %s", mustJSON(out))
+				}
+				wantPinEvent(t, pinEvents(t, logFile), "tool", "echo", "audited", codeChanged, "description")
+				return
+			}
+			if slices.Contains(out.Relist.Tools, "echo") || !slices.Contains(out.Relist.Tools, "late") || len(out.Relist.Prompts) != 0 || len(out.Relist.Resources) != 0 {
+				t.Errorf("second list: %+v", out.Relist)
+			}
+			if c := out.Calls[0]; c.Result == nil || !c.Result.IsError || rejectionInText(t, c.Result.Content[0].Text).ErrorCode != codeChanged {
+				t.Errorf("call echo: %s", mustJSON(c))
+			}
+			if c := out.Calls[1]; c.Result == nil || c.Result.IsError {
+				t.Errorf("call late (new, allowed): %s", mustJSON(c))
+			}
+			if g := out.Gets[0]; g.Error == nil || !strings.Contains(g.Error.Message, "differs from its pin") {
+				t.Errorf("getPrompt greet: %s", mustJSON(g))
+			}
+			evs := pinEvents(t, logFile)
+			wantPinEvent(t, evs, "tool", "echo", "withheld", codeChanged, "description")
+			wantPinEvent(t, evs, "tool", "late", "allowed", "")
 		})
 	}
 }

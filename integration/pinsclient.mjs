@@ -6,7 +6,7 @@
 // for each call {"result": ...} or {"error": {"code", "message"}}.
 //
 //   node pinsclient.mjs '{"command": "...", "args": [...], "env": {...},
-//     "calls": [{"name": "...", "arguments": {...}}], "prompts": ["..."], "reads": ["..."]}'
+//     "relist": true, "calls": [{"name": "...", "arguments": {...}}], "prompts": ["..."], "reads": ["..."]}'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -41,6 +41,15 @@ if (caps.prompts) out.prompts = (await all((p) => client.listPrompts(p), 'prompt
 if (caps.resources) {
   out.resources = (await all((p) => client.listResources(p), 'resources')).map((r) => r.uri);
   out.templates = (await all((p) => client.listResourceTemplates(p), 'resourceTemplates')).map((r) => r.uriTemplate);
+}
+if (spec.relist) {
+  // A second listing in the same session: a server that changes between
+  // lists shows it here.
+  out.relist = {
+    tools: (await all((p) => client.listTools(p), 'tools')).map((t) => t.name),
+    prompts: caps.prompts ? (await all((p) => client.listPrompts(p), 'prompts')).map((p) => p.name) : [],
+    resources: caps.resources ? (await all((p) => client.listResources(p), 'resources')).map((r) => r.uri) : [],
+  };
 }
 for (const call of spec.calls ?? []) out.calls.push(await outcome(() => client.callTool({ name: call.name, arguments: call.arguments ?? {} })));
 for (const name of spec.prompts ?? []) out.gets.push(await outcome(() => client.getPrompt({ name, arguments: { who: 'you' } })));
