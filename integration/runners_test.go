@@ -226,7 +226,7 @@ test('subtract', () => { expect(5 - 3).toBe(2); });
 func TestRunnerPolicyGoTest(t *testing.T) {
 	p := newRunnerProject(t)
 	writeFiles(t, p.proj, map[string]string{
-		"go.mod": "module proj\n\ngo 1.26\n",
+		"go.mod": "module proj\n\ngo 1.22\n",
 		"a_test.go": `package proj
 
 import "testing"
@@ -243,7 +243,7 @@ func BenchmarkX(b *testing.B) {
 `,
 	})
 	writeFiles(t, p.evil, map[string]string{
-		"go.mod": "module evil\n\ngo 1.26\n",
+		"go.mod": "module evil\n\ngo 1.22\n",
 		"e_test.go": `package evil
 
 import (
