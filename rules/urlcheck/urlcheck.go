@@ -113,8 +113,9 @@ func finding(reason string) *rules.Finding {
 // Check rejects value unless it is a URL whose scheme and host the check
 // allows under every reading.
 func (c *Check) Check(value string) *rules.Finding {
-	u, err := Parse(value)
-	if err != nil {
+	var url URL
+	u := &url
+	if err := u.parse(value); err != nil {
 		return finding("URL refused: " + err.Error())
 	}
 	if !contains(c.schemes, u.Scheme) {
@@ -163,25 +164,33 @@ type URL struct {
 // Parse reads the scheme and host of raw under every reading described in
 // the package doc, or says why the readings may differ.
 func Parse(raw string) (*URL, error) {
+	u := new(URL)
+	if err := u.parse(raw); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func (u *URL) parse(raw string) error {
 	if !utf8.ValidString(raw) {
-		return nil, errors.New("not valid UTF-8")
+		return errors.New("not valid UTF-8")
 	}
 	for i := 0; i < len(raw); i++ {
 		if c := raw[i]; c <= ' ' || c == 0x7F {
-			return nil, errors.New("whitespace or control character in the URL (parsers drop or keep them differently)")
+			return errors.New("whitespace or control character in the URL (parsers drop or keep them differently)")
 		}
 	}
 	colon := strings.IndexByte(raw, ':')
 	if colon <= 0 || !validScheme(raw[:colon]) {
-		return nil, errors.New("not an absolute URL with a scheme")
+		return errors.New("not an absolute URL with a scheme")
 	}
-	u := &URL{Scheme: strings.ToLower(raw[:colon]), Port: -1}
+	*u = URL{Scheme: strings.ToLower(raw[:colon]), Port: -1}
 	rest := raw[colon+1:]
 	if !specialSchemes[u.Scheme] {
-		return u, errNoHost(u.Scheme)
+		return errNoHost(u.Scheme)
 	}
 	if !strings.HasPrefix(rest, "//") || strings.HasPrefix(rest, "///") {
-		return nil, errors.New("want exactly two slashes after the scheme (WHATWG and Python read other forms differently)")
+		return errors.New("want exactly two slashes after the scheme (WHATWG and Python read other forms differently)")
 	}
 	rest = rest[2:]
 	end := strings.IndexAny(rest, "/?#")
@@ -190,7 +199,7 @@ func Parse(raw string) (*URL, error) {
 	}
 	authority := rest[:end]
 	if strings.IndexByte(authority, '\\') >= 0 {
-		return nil, errors.New("backslash before the path (WHATWG reads it as '/', Python does not)")
+		return errors.New("backslash before the path (WHATWG reads it as '/', Python does not)")
 	}
 	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
 		authority = authority[at+1:]
@@ -200,23 +209,23 @@ func Parse(raw string) (*URL, error) {
 	if strings.HasPrefix(hostport, "[") {
 		close := strings.IndexByte(hostport, ']')
 		if close < 0 {
-			return nil, errors.New("IPv6 literal without ']'")
+			return errors.New("IPv6 literal without ']'")
 		}
 		host, port = hostport[1:close], hostport[close+1:]
 		if port != "" && !strings.HasPrefix(port, ":") {
-			return nil, errors.New("text after an IPv6 literal")
+			return errors.New("text after an IPv6 literal")
 		}
 		port = strings.TrimPrefix(port, ":")
 		if err := u.setIPv6(host); err != nil {
-			return nil, err
+			return err
 		}
 	} else {
 		host, port, _ = strings.Cut(hostport, ":")
 		if strings.IndexByte(port, ':') >= 0 {
-			return nil, errors.New("more than one ':' in the host and port")
+			return errors.New("more than one ':' in the host and port")
 		}
 		if err := u.setHost(host); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if strings.HasPrefix(hostport, "[") || strings.Contains(hostport, ":") {
@@ -224,17 +233,17 @@ func Parse(raw string) (*URL, error) {
 			// "http://h:/" is the default port to WHATWG and an
 			// error to some Python versions: refuse it.
 			if strings.HasSuffix(hostport, ":") {
-				return nil, errors.New("empty port")
+				return errors.New("empty port")
 			}
 		} else {
 			p, err := strconv.Atoi(port)
 			if err != nil || p < 0 || p > 65535 || port[0] == '+' || port[0] == '-' {
-				return nil, errors.New("port is not a number from 0 to 65535")
+				return errors.New("port is not a number from 0 to 65535")
 			}
 			u.Port = p
 		}
 	}
-	return u, nil
+	return nil
 }
 
 func errNoHost(scheme string) error {
@@ -362,17 +371,14 @@ func allDigits(s string, base int) bool {
 // one to four parts, each decimal, octal (leading 0) or hex (0x); the last
 // part fills the remaining bytes.
 func parseIPv4(h string) (netip.Addr, bool) {
-	parts := strings.Split(h, ".")
-	if len(parts) > 4 {
-		return netip.Addr{}, false
-	}
-	nums := make([]uint64, len(parts))
-	for i, p := range parts {
+	var buf [4]uint64
+	nums := buf[:0]
+	for p := range strings.SplitSeq(h, ".") {
 		n, ok := parseIPv4Number(p)
-		if !ok {
+		if !ok || len(nums) == 4 {
 			return netip.Addr{}, false
 		}
-		nums[i] = n
+		nums = append(nums, n)
 	}
 	for _, n := range nums[:len(nums)-1] {
 		if n > 255 {

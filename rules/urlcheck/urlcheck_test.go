@@ -198,3 +198,21 @@ func FuzzURL(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkCheck(b *testing.B) {
+	c := mustNew(b, Options{DenyPrivate: true})
+	for _, u := range []struct{ name, url string }{
+		{"ascii", "https://example.com/docs/page?q=1#x"},
+		{"ipv4", "http://93.184.216.34:8080/a"},
+		{"idna", "https://münchen.de/straße"},
+	} {
+		b.Run(u.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if f := c.Check(u.url); f != nil {
+					b.Fatal(f.Reason)
+				}
+			}
+		})
+	}
+}
