@@ -30,6 +30,7 @@ func BenchmarkChecks(b *testing.B) {
 	}{
 		{"dangerous_flags", flags, arg},
 		{"dangerous_flags/flag", flags, "--maxfail=2 --durations=10 -x --tb=short"},
+		{"dangerous_flags/kebab", flags, "--no-header --cov-report=term-missing --Max-Fail=2 -rfEp"},
 		{"dangerous_flags/unicode", flags, "tests/ünit/test_mödels.py::TestÜser_ok"},
 		{"shell_metachars", NewShellMetachars(), arg},
 		{"control_chars", NewControlChars(), arg},

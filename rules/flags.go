@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode"
@@ -257,36 +258,44 @@ func (d *DangerousFlags) checkWord(w string) *Finding {
 		}
 	}
 	name, _, _ := strings.Cut(body, "=")
-	n := flagKey(name)
-	base, _, dotted := strings.Cut(n, ".")
+	var buf [64]byte
+	return d.matchLong(appendFlagKey(buf[:0], name), false)
+}
+
+// checkLongName judges the name of a word that starts with two dashes (or
+// more), its value cut off; see matchLong.
+func (d *DangerousFlags) checkLongName(name string) *Finding {
+	var buf [64]byte
+	return d.matchLong(appendFlagKey(buf[:0], name), !d.exactLong)
+}
+
+// matchLong judges the key n of a name: the whole key, the key up to its
+// first '.' (yargs dot notation), and with prefixes every prefix of two
+// characters or more.
+func (d *DangerousFlags) matchLong(n []byte, prefixes bool) *Finding {
+	if len(n) < 2 {
+		return nil
+	}
+	base, dotted := n, false
+	if i := bytes.IndexByte(n, '.'); i >= 0 {
+		base, dotted = n[:i], true
+	}
 	for _, l := range d.long {
-		if n == l.name || dotted && base == l.name {
+		switch {
+		case l.name == string(n), dotted && l.name == string(base):
+			return flagFinding(l.listed)
+		case !prefixes:
+		case hasPrefix(l.name, n), dotted && len(base) >= 2 && hasPrefix(l.name, base):
 			return flagFinding(l.listed)
 		}
 	}
 	return nil
 }
 
-// checkLongName judges the name of a word that starts with two dashes (or
-// more), its value cut off: the whole key, the key up to its first '.'
-// (yargs dot notation), and unless exactLong every prefix of two
-// characters or more.
-func (d *DangerousFlags) checkLongName(name string) *Finding {
-	n := flagKey(name)
-	if len(n) < 2 {
-		return nil
-	}
-	base, _, dotted := strings.Cut(n, ".")
-	for _, l := range d.long {
-		switch {
-		case l.name == n, dotted && l.name == base:
-			return flagFinding(l.listed)
-		case d.exactLong:
-		case strings.HasPrefix(l.name, n), dotted && len(base) >= 2 && strings.HasPrefix(l.name, base):
-			return flagFinding(l.listed)
-		}
-	}
-	return nil
+// hasPrefix is strings.HasPrefix for a byte slice prefix, without
+// converting it.
+func hasPrefix(s string, prefix []byte) bool {
+	return len(s) >= len(prefix) && s[:len(prefix)] == string(prefix)
 }
 
 func flagFinding(listed string) *Finding {
@@ -326,8 +335,14 @@ func flagKey(name string) string {
 	if foldedASCII(name) {
 		return name
 	}
-	var b strings.Builder
-	b.Grow(len(name))
+	return string(appendFlagKey(nil, name))
+}
+
+// appendFlagKey appends flagKey(name) to dst.
+func appendFlagKey(dst []byte, name string) []byte {
+	if foldedASCII(name) {
+		return append(dst, name...)
+	}
 	for _, r := range name {
 		switch {
 		case r == '_' || r == '-':
@@ -347,9 +362,9 @@ func flagKey(name string) string {
 				}
 			}
 		}
-		b.WriteRune(r)
+		dst = utf8.AppendRune(dst, r)
 	}
-	return b.String()
+	return dst
 }
 
 // hasQuoting reports whether s holds a quote or a backslash.
