@@ -48,10 +48,18 @@ ingress:
 // parsing excluded; see message.BenchmarkParseToolCall). "typical" has one
 // path and six flags; "three-paths" adds two package paths, each an lstat
 // per component under the root.
-func BenchmarkEvaluateToolCall(b *testing.B) {
+func BenchmarkEvaluateToolCall(b *testing.B) { benchEvaluateToolCall(b, twentyRules) }
+
+// BenchmarkEvaluateToolCallSecretsOff is BenchmarkEvaluateToolCall without
+// the secrets check (on by default): the difference is its cost.
+func BenchmarkEvaluateToolCallSecretsOff(b *testing.B) {
+	benchEvaluateToolCall(b, twentyRules+"\nsecrets: {ingress: off}\n")
+}
+
+func benchEvaluateToolCall(b *testing.B, policy string) {
 	root := b.TempDir()
 	os.MkdirAll(root+"/pkg", 0o755)
-	p, err := Load("bench.yaml", []byte(twentyRules), func(string) (string, bool) { return root, true })
+	p, err := Load("bench.yaml", []byte(policy), func(string) (string, bool) { return root, true })
 	if err != nil {
 		b.Fatal(err)
 	}

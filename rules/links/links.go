@@ -178,11 +178,22 @@ func mayHoldHTML(s string, links bool) bool {
 		if i >= 3 && (strings.EqualFold(s[i-3:i], "url") || strings.EqualFold(s[i-3:i], "set")) {
 			return true // url( and image-set(
 		}
-		if strings.IndexByte(s[max(0, i-12):i], '\\') >= 0 {
-			return true // CSS escapes may spell url
+		if cssEscapeIn(s[max(0, i-12):i]) {
+			return true // CSS escapes (\75 rl) may spell url
 		}
 		i++
 	}
+}
+
+// cssEscapeIn reports whether s holds a CSS hex escape: a backslash and a
+// hex digit (a JSON escape such as \n is not one).
+func cssEscapeIn(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '\\' && isHexDigit(s[i+1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // isTagMarker reports whether rest (what follows a "<") starts with the

@@ -45,6 +45,9 @@ type rule struct {
 	// every match contains; a text with no such run near a keyword cannot
 	// match, whatever the regex.
 	minRun int
+	// minPre is the run of token bytes every match starts with: for an
+	// anchored rule, the text from the hit must start with that many.
+	minPre int
 
 	// anchored: every match starts with one of the keywords, so a hit is
 	// judged by one match anchored there. leadingWB: the regex starts with
@@ -259,6 +262,29 @@ func minTokenRun(expr string) int {
 		return 0
 	}
 	return runsOf(re.Simplify()).best
+}
+
+// minTokenPrefix returns the run of token bytes every match of expr is
+// sure to start with.
+func minTokenPrefix(expr string) int {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	return runsOf(re.Simplify()).pre
+}
+
+// tokenRunFrom reports whether s has at least n token bytes from at.
+func tokenRunFrom(s string, at, n int) bool {
+	if at+n > len(s) {
+		return false
+	}
+	for i := at; i < at+n; i++ {
+		if !tokenByte[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 func runsOf(re *syntax.Regexp) runInfo {

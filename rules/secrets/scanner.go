@@ -105,7 +105,7 @@ var allRules = sync.OnceValue(func() []*rule {
 		if o, ok := keywordOverride[spec.id]; ok {
 			kws = o
 		}
-		out[i] = &rule{spec: spec, index: i, keywords: kws, minRun: minTokenRun(spec.regex)}
+		out[i] = &rule{spec: spec, index: i, keywords: kws, minRun: minTokenRun(spec.regex), minPre: minTokenPrefix(spec.regex)}
 		out[i].findAnchors()
 		out[i].confirm = confirmAfter[spec.id]
 		if backAnchored[spec.id] {
@@ -189,9 +189,7 @@ const (
 	gateBefore   = 64  // a keyword's rule must have its token run this close
 	windowBefore = 256 // a rule's regex runs from this far before its keyword
 	windowAfter  = 512 // to this far after (a match that reaches a side widens it)
-	// maxRawRuns bounds the regex runs of RawClean on one message; past it
-	// the message is decoded and searched string by string.
-	maxRawRuns = 256
+
 	// anchorSpan bounds the text an anchored rule reads; a match that
 	// reaches the cut reads further. A rule that spans lines (a PEM key)
 	// reads anchorSpanMultiline.
@@ -238,7 +236,7 @@ func (sc *Scanner) find(s string) []Finding {
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].rule < hits[j].rule })
 	doneRule, doneTo := -1, -1
-	windowRuns, anchoredRuns := 0, 0
+	windowRule, windowRuns, anchoredRuns := -1, 0, 0 // windowRuns: of windowRule
 	for _, h := range hits {
 		if h.rule == doneRule && h.at < doneTo {
 			continue
@@ -247,12 +245,15 @@ func (sc *Scanner) find(s string) []Finding {
 		if !gate(s, h.at-gateBefore, h.at+h.n+gateBefore, r.minRun) {
 			continue
 		}
-		if windowRuns > len(s)/4096+64 || anchoredRuns > len(s)/512+256 {
+		if h.rule != windowRule {
+			windowRule, windowRuns = h.rule, 0
+		}
+		if windowRuns > len(s)/8192+64 || anchoredRuns > len(s)/64+1024 {
 			// Text dense with keywords that pass the gate (a hostile
 			// server's megabyte of "-----BEGIN PRIVATE KEY-----"): what
-			// cannot be searched in bounded time is refused whole. Ordinary
-			// text needs a window run per 6 KiB and an anchored run per
-			// 2 KiB at most.
+			// cannot be searched in bounded time is refused whole. Text
+			// made only of the benign corpus's densest lines needs a window
+			// run of one rule per 20 KiB and an anchored run per 1 KiB.
 			return []Finding{{Start: 0, End: len(s), Rule: TooDenseRule}}
 		}
 		if r.anchors || r.backAnchor {
@@ -260,9 +261,15 @@ func (sc *Scanner) find(s string) []Finding {
 			if r.backAnchor {
 				start = wordRunStart(s, h.at)
 			}
+			if !tokenRunFrom(s, start, r.minPre) {
+				continue
+			}
 			found, _ := sc.matchesAt(r, s, start)
 			fs = append(fs, found...)
 			anchoredRuns++
+			if r.multiline {
+				anchoredRuns += anchorSpanMultiline/anchorSpan - 1 // it reads that much more
+			}
 			continue
 		}
 		found, hi := sc.matchesNear(r, s, h.at, h.n)
@@ -527,7 +534,10 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 		if !gate(s, at-gateBefore, at+len(n.text)+gateBefore, r.minRun) {
 			return true
 		}
-		if runs++; runs > maxRawRuns {
+		if (r.anchors || r.backAnchor) && !tokenRunFrom(s, anchorOf(r, s, at), r.minPre) {
+			return true
+		}
+		if runs++; runs > len(s)/64+1024 {
 			clean = false
 			return false
 		}
@@ -540,8 +550,11 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 				start = wordRunStart(s, at)
 			}
 			span := anchorSpan
-			if r.multiline || len(r.confirm) > 0 {
+			switch {
+			case r.multiline:
 				span = anchorSpanMultiline
+			case len(r.confirm) > 0:
+				span = 1024 // a few lines: all a confirmed rule reads
 			}
 			w, off := rawFrom(s, start, span)
 			found, _ = sc.matchesAt(r, w, off)
@@ -651,6 +664,15 @@ func indexAny(s string, subs []string) int {
 		}
 	}
 	return first
+}
+
+// anchorOf returns where an anchored rule's match would start for a
+// keyword hit at at.
+func anchorOf(r *rule, s string, at int) int {
+	if r.backAnchor {
+		return wordRunStart(s, at)
+	}
+	return at
 }
 
 // wordRunStart returns where the run of word bytes ([A-Za-z0-9_]) that
