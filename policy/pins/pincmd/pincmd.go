@@ -99,7 +99,11 @@ func Run(opt Options) (status int, err error) {
 func summary(l *pins.Lock) string {
 	parts := []string{}
 	for _, k := range []pins.Kind{pins.Tool, pins.Prompt, pins.Resource, pins.ResourceTemplate} {
-		parts = append(parts, fmt.Sprintf("%d %s", len(l.Items[k]), sectionWords(k)))
+		n, words := len(l.Items[k]), sectionWords(k)
+		if n == 1 {
+			words = strings.TrimSuffix(words, "s")
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, words))
 	}
 	if l.HasInstructions {
 		parts = append(parts, "the instructions")
