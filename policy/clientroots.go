@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -105,12 +106,37 @@ func (p *Policy) pathScopes() []*rules.PathScope {
 func (s *Session) setClientRoots(bases []string) { s.clientRoots.Store(&bases) }
 
 // relativeBases is where the server may read a relative path besides the
-// policy's own roots: the client's roots.
+// policy's own roots: the client's roots and the directories in the
+// server's command line.
 func (s *Session) relativeBases() []string {
-	if b := s.clientRoots.Load(); b != nil {
+	b := s.clientRoots.Load()
+	switch {
+	case b == nil || len(*b) == 0:
+		return s.serverDirs
+	case len(s.serverDirs) == 0:
 		return *b
 	}
-	return nil
+	return append(slices.Clip(*b), s.serverDirs...)
+}
+
+// SetServerArgv records the server's command line, before the session is
+// used: each directory in it (as RootWarnings finds them) becomes a base
+// path_scope reads relative paths against. server-filesystem reads a
+// relative path against each of the directories it was started with, so
+// a server given $HOME behind a policy whose root is $HOME/src reads
+// .ssh/id_rsa as $HOME/.ssh/id_rsa; judged against $HOME too, such a
+// path is refused (every relative path is, when a directory of the
+// server lies outside every root, and RootWarnings says so at start).
+func (s *Session) SetServerArgv(argv []string) {
+	if len(s.p.pathScopes()) == 0 {
+		return
+	}
+	s.serverDirs = nil
+	for _, d := range argDirs(argv) {
+		if !slices.Contains(s.serverDirs, d.abs) {
+			s.serverDirs = append(s.serverDirs, d.abs)
+		}
+	}
 }
 
 // basedCheck is a check that reads relative values against extra bases

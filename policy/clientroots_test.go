@@ -106,3 +106,56 @@ ingress:
 		t.Fatalf("baseline: %s %v", out, err)
 	}
 }
+
+// TestServerArgvBases: server-filesystem reads a relative path against the
+// directories it was started with. Started with a directory wider than the
+// policy's root, it reads outside/secret as BASE/outside/secret, so the
+// directories of the server's argv are bases for relative paths too.
+func TestServerArgvBases(t *testing.T) {
+	vars := pathFixture(t)
+	root, base := vars["ROOT"], vars["BASE"]
+	p, err := Load("argv.yaml", []byte(`
+version: 1
+ingress:
+  - fields: [path]
+    check: path_scope
+    roots: ["${ROOT}"]
+`), func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(s *Session, path string) *message.Rejection {
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"` + path + `"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Ingress(m).Rejection
+	}
+	wide := p.NewSession()
+	wide.SetServerArgv([]string{"mcp-server-filesystem", base})
+	for _, path := range []string{"outside/secret", "./outside/secret", "root_x/a", "file.txt"} {
+		if rej := call(wide, path); rej == nil || rej.ErrorCode != "INPUT_REJECTED_PATH_SCOPE" {
+			t.Errorf("server started with %s: relative %q got %+v, want INPUT_REJECTED_PATH_SCOPE", base, path, rej)
+		}
+	}
+	if rej := call(wide, root+"/file.txt"); rej != nil {
+		t.Errorf("absolute path inside the root refused: %+v", rej)
+	}
+
+	same := p.NewSession()
+	same.SetServerArgv([]string{"npx", "-y", "@modelcontextprotocol/server-filesystem", root, "--flag", "word"})
+	for _, path := range []string{"file.txt", "sub/a.go", "new/dir/x"} {
+		if rej := call(same, path); rej != nil {
+			t.Errorf("server started with the root: relative %q refused: %+v", path, rej)
+		}
+	}
+	if rej := call(same, "link_out/secret"); rej == nil {
+		t.Error("relative path through a link that leads out passed")
+	}
+
+	narrow := p.NewSession()
+	narrow.SetServerArgv([]string{"srv", filepath.Join(root, "sub")})
+	if rej := call(narrow, "link_up/outside/secret"); rej == nil {
+		t.Error("server started with ROOT/sub: link_up (a link to BASE) read from there passed")
+	}
+}

@@ -26,13 +26,33 @@ func (p *Policy) RootWarnings(argv []string) []string {
 			}
 		}
 	}
-	if len(all) == 0 || len(argv) < 2 {
+	if len(all) == 0 {
 		return warnings
 	}
-	for _, arg := range argv[1:] {
+	for _, d := range argDirs(argv) {
+		if !coveredBy(d.abs, all) {
+			warnings = append(warnings, "the server's argument "+d.arg+" is a directory that no path_scope root covers; calls with paths in it will be refused, relative paths included (roots: "+strings.Join(all, ", ")+")")
+		}
+	}
+	return warnings
+}
+
+// argDir is a word of the server's argv that names a directory.
+type argDir struct{ arg, abs string }
+
+// argDirs lists the words of the server's argv (after the command) that
+// name an existing directory, also as --flag=/dir, with the absolute path
+// of each: the directories the server was given. A bare word without '/'
+// and @scope/name are taken for package names.
+func argDirs(argv []string) []argDir {
+	var dirs []argDir
+	for i, arg := range argv {
+		if i == 0 {
+			continue
+		}
 		if strings.HasPrefix(arg, "-") {
-			if i := strings.IndexByte(arg, '='); i > 0 {
-				arg = arg[i+1:] // --root=/dir
+			if eq := strings.IndexByte(arg, '='); eq > 0 {
+				arg = arg[eq+1:] // --root=/dir
 			} else {
 				continue
 			}
@@ -44,12 +64,11 @@ func (p *Policy) RootWarnings(argv []string) []string {
 		if err != nil {
 			continue
 		}
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || coveredBy(dir, all) {
-			continue
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			dirs = append(dirs, argDir{arg: arg, abs: dir})
 		}
-		warnings = append(warnings, "the server's argument "+arg+" is a directory that no path_scope root covers; calls with paths in it will be refused (roots: "+strings.Join(all, ", ")+")")
 	}
-	return warnings
+	return dirs
 }
 
 // coveredBy reports whether dir lies in one of roots, as written or with

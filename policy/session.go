@@ -159,6 +159,9 @@ type Session struct {
 	// clientRoots are the directories of the client's last roots/list
 	// answer that the policy accepted (see RootsAnswer).
 	clientRoots atomic.Pointer[[]string]
+	// serverDirs are the directories of the server's command line (see
+	// SetServerArgv); set before the session is used.
+	serverDirs []string
 
 	pins *pins.Session
 	// OnPin, when set (before the session is used), gets every pin

@@ -117,10 +117,12 @@ func Run(cfg Config) int {
 	cfg.Log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventStart, Message: "MCP server started",
 		Extra: func(e *zerolog.Event) { e.Int("child_pid", server.pid).Str("mode", string(cfg.Policy.Mode)) }})
 
+	session := cfg.Policy.NewSession()
+	session.SetServerArgv(cfg.Argv)
 	r := &relay{
 		cfg:        cfg,
 		log:        cfg.Log,
-		session:    cfg.Policy.NewSession(),
+		session:    session,
 		server:     server,
 		pending:    newPendingTable(),
 		serverReqs: newServerRequests(),
