@@ -17,12 +17,14 @@ import (
 //     fd00:ec2::254 is in it), link-local, site-local, multicast,
 //     documentation, discard 100::/64, Teredo 2001::/32, local NAT64
 //     64:ff9b:1::/48; addresses that carry an IPv4 address (mapped, compatible,
-//     NAT64 64:ff9b::/96, 6to4 2002::/16) are judged by it;
+//     IPv4-translated ::ffff:0:0/96 of SIIT, NAT64 64:ff9b::/96, 6to4
+//     2002::/16) are judged by it;
 //   - names: localhost and every name under it (app.localhost), names with
 //     no dot (a resolver's search list makes "metadata" or "vault" an
 //     internal host), and the internal suffixes .local (mDNS), .internal
 //     (metadata.google.internal), .localdomain, .home.arpa, .lan,
-//     .intranet, .corp, .private.
+//     .intranet, .corp, .private, and .svc (kubernetes.default.svc, the
+//     cluster's API server: a pod's search list completes it).
 func Private(u *URL) string {
 	if u.Addr.IsValid() {
 		return privateAddr(u.Addr)
@@ -39,7 +41,7 @@ func Private(u *URL) string {
 	return ""
 }
 
-var internalSuffixes = []string{"localhost", "local", "internal", "localdomain", "home.arpa", "lan", "intranet", "corp", "private"}
+var internalSuffixes = []string{"localhost", "local", "internal", "localdomain", "home.arpa", "lan", "intranet", "corp", "private", "svc"}
 
 var privateV4 = mustPrefixes(
 	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
@@ -64,6 +66,7 @@ var (
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
 	sixToFour = netip.MustParsePrefix("2002::/16")
 	compat    = netip.MustParsePrefix("::/96")
+	siit      = netip.MustParsePrefix("::ffff:0:0:0/96")
 )
 
 func privateAddr(a netip.Addr) string {
@@ -80,7 +83,7 @@ func privateAddr(a netip.Addr) string {
 	}
 	b := a.As16()
 	switch {
-	case nat64.Contains(a), compat.Contains(a) && !a.IsUnspecified() && !a.IsLoopback():
+	case nat64.Contains(a), siit.Contains(a), compat.Contains(a) && !a.IsUnspecified() && !a.IsLoopback():
 		return privateAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
 	case sixToFour.Contains(a):
 		return privateAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
