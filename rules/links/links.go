@@ -196,10 +196,22 @@ func cssEscapeIn(s string) bool {
 	return false
 }
 
+// tagFirst marks the (lower-case) first letters of tagMarkers and of a.
+var tagFirst = func() (t [256]bool) {
+	for _, m := range tagMarkers {
+		t[m[0]] = true
+	}
+	t['a'] = true
+	return t
+}()
+
 // isTagMarker reports whether rest (what follows a "<") starts with the
 // name of a tag that loads something, or with links, of <a>.
 func isTagMarker(rest string, links bool) bool {
-	if links && len(rest) > 1 && (rest[0] == 'a' || rest[0] == 'A') && tagNameEnds(rest[1:]) {
+	if rest == "" || !tagFirst[rest[0]|0x20] {
+		return false // most '<' in text and code: not a tag that loads
+	}
+	if links && (rest[0] == 'a' || rest[0] == 'A') && tagNameEnds(rest[1:]) {
 		return true
 	}
 	for _, m := range tagMarkers {
