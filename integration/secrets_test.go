@@ -142,3 +142,19 @@ func TestSecretsEverythingGetEnv(t *testing.T) {
 		t.Errorf("no redaction: %s", truncate(seen, 2000))
 	}
 }
+
+// TestSecretsStderrRedacted: a server that logs its token to stderr does
+// not put it on mcpguard's stderr (the agent's log viewer).
+func TestSecretsStderrRedacted(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", knownToken)
+	p := startGuardedRaw(t, &guardOpts{Log: filepath.Join(t.TempDir(), "mcpguard.log")}, testserverBin)
+	p.initialize()
+	p.callOK(1, "leak_env", map[string]any{"name": "GITHUB_TOKEN"})
+	if _, err := p.closeAndWait(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got := p.stderr.String()
+	if strings.Contains(got, knownToken) || !strings.Contains(got, "debug: GITHUB_TOKEN=[REDACTED:") {
+		t.Errorf("mcpguard's stderr: %q", truncate(got, 2000))
+	}
+}

@@ -247,3 +247,18 @@ func callTool(call *Call) string {
 	}
 	return ""
 }
+
+// RedactSecrets replaces the credentials and known secrets in s, as
+// egress does (policy-level settings; nothing when egress is off). The
+// relay applies it to the server's stderr, line by line.
+func (p *Policy) RedactSecrets(s string) string {
+	if p == nil || p.secrets == nil || p.secrets.base.egress == "off" {
+		return s
+	}
+	sc := p.scannerFor(p.secrets.base)
+	if sc == nil {
+		return s
+	}
+	out, _ := sc.Redact(s)
+	return out
+}

@@ -32,7 +32,11 @@ type downstream struct {
 // going to stderr through copyStderr, or straight there when rawStderr.
 // The pipes are made here, not by exec, so that Wait does not close the
 // server's stdout before the relay has drained it.
-func startDownstream(argv []string, stderr io.Writer, rawStderr bool) (*downstream, error) {
+//
+// redact, when not nil, is applied to each line after text (the secrets of
+// the policy: a server that logs its token must not put it on the agent's
+// screen or in its logs).
+func startDownstream(argv []string, stderr io.Writer, rawStderr bool, redact func(string) string) (*downstream, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no server command given")
 	}
@@ -87,7 +91,7 @@ func startDownstream(argv []string, stderr io.Writer, rawStderr bool) (*downstre
 		go func() {
 			defer close(d.stderrDone)
 			defer errR.Close()
-			copyStderr(stderr, errR)
+			copyStderrWith(stderr, errR, redact)
 		}()
 	} else {
 		close(d.stderrDone)

@@ -107,7 +107,7 @@ func Run(cfg Config) int {
 	reserveProcs()
 	growPipe(cfg.Stdin)
 	growPipe(cfg.Stdout)
-	server, err := startDownstream(cfg.Argv, cfg.Stderr, cfg.RawStderr)
+	server, err := startDownstream(cfg.Argv, cfg.Stderr, cfg.RawStderr, cfg.Policy.RedactSecrets)
 	if err != nil {
 		fmt.Fprintf(cfg.Stderr, "mcpguard: cannot start %q: %v\n", cfg.Argv, err)
 		cfg.Log.Log(eventlog.Event{Level: zerolog.ErrorLevel, Event: eventlog.EventStart, Message: "cannot start the MCP server: " + err.Error()})

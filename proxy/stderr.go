@@ -22,11 +22,20 @@ const stderrChunk = 64 << 10
 // sequence cut by a piece's end is removed to that end; nothing it held
 // survives as a control). Write errors are ignored: the server must never
 // block on a stderr nobody reads.
-func copyStderr(w io.Writer, src io.Reader) {
+func copyStderr(w io.Writer, src io.Reader) { copyStderrWith(w, src, nil) }
+
+// copyStderrWith is copyStderr with redact (nil: none) applied to each
+// canonicalised line or piece.
+func copyStderrWith(w io.Writer, src io.Reader, redact func(string) string) {
 	buf := make([]byte, stderrChunk)
 	out := make([]byte, 0, stderrChunk+stderrChunk/2)
 	emit := func(line []byte) {
 		out, _ = canon.AppendText(out[:0], line)
+		if redact != nil {
+			if r := redact(string(out)); r != string(out) {
+				out = append(out[:0], r...)
+			}
+		}
 		_, _ = w.Write(out)
 		if cap(out) > 2*stderrChunk {
 			out = make([]byte, 0, stderrChunk+stderrChunk/2)

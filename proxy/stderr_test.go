@@ -35,3 +35,12 @@ func TestCopyStderrLongLine(t *testing.T) {
 		t.Errorf("long line: %d bytes out, want %d; U+FFFD: %v, ESC: %v", out.Len(), len(want), strings.Contains(out.String(), "\uFFFD"), strings.Contains(out.String(), "\x1b"))
 	}
 }
+
+func TestCopyStderrRedacts(t *testing.T) {
+	var out bytes.Buffer
+	redact := func(s string) string { return strings.ReplaceAll(s, "s3cret", "[REDACTED:known-secret]") }
+	copyStderrWith(&out, strings.NewReader("token=s3cret\x1b[31m\nok\n"), redact)
+	if got := out.String(); got != "token=[REDACTED:known-secret]\nok\n" {
+		t.Fatalf("got %q", got)
+	}
+}
