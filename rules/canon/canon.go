@@ -142,20 +142,6 @@ func FreeText(s string, maxBytes int) string {
 	return bytesToString(freeText(make([]byte, 0, min(len(s), maxBytes+utf8.UTFMax)), s, i, maxBytes))
 }
 
-// AppendFreeText appends FreeText(src, maxBytes) to dst and reports
-// whether it differs from src.
-func AppendFreeText(dst, src []byte, maxBytes int) (out []byte, changed bool) {
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
-	}
-	s := bytesToString(src)
-	i := firstUncleanFree(overCap(s, maxBytes))
-	if i == len(s) && len(s) <= maxBytes {
-		return append(dst, src...), false
-	}
-	return freeText(dst, s, i, maxBytes), true
-}
-
 // overCap is the part of s worth scanning under a cap of n bytes: all of
 // it, or its first n+1 bytes and the few after them that an invisible
 // code point within the cap is judged by (past the cap s changes anyway;
@@ -205,16 +191,6 @@ func Path(s string) string {
 		return s
 	}
 	return bytesToString(path(make([]byte, 0, min(len(s), MaxPathBytes)), s, i))
-}
-
-// AppendPath appends Path(src) to dst and reports whether it differs from src.
-func AppendPath(dst, src []byte) (out []byte, changed bool) {
-	s := bytesToString(src)
-	i := firstUncleanPath(overCap(s, MaxPathBytes))
-	if i == len(s) && len(s) <= MaxPathBytes {
-		return append(dst, src...), false
-	}
-	return path(dst, s, i), true
 }
 
 func path(dst []byte, s string, from int) []byte {

@@ -251,10 +251,6 @@ func TestFreeText(t *testing.T) {
 			if got := FreeText(c.in, c.max); got != c.want {
 				t.Errorf("FreeText(%q, %d) = %q, want %q", short(c.in), c.max, short(got), short(c.want))
 			}
-			got, changed := AppendFreeText([]byte("dst:"), []byte(c.in), c.max)
-			if string(got) != "dst:"+c.want || changed != (c.in != c.want) {
-				t.Errorf("AppendFreeText(%q, %d) = %q, %v", short(c.in), c.max, short(string(got)), changed)
-			}
 		})
 	}
 }
@@ -280,10 +276,6 @@ func TestPath(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := Path(c.in); got != c.want {
 				t.Errorf("Path(%q) = %q, want %q", short(c.in), short(got), short(c.want))
-			}
-			got, changed := AppendPath([]byte("dst:"), []byte(c.in))
-			if string(got) != "dst:"+c.want || changed != (c.in != c.want) {
-				t.Errorf("AppendPath(%q) = %q, %v", short(c.in), short(string(got)), changed)
 			}
 		})
 	}
