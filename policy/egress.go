@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // Egress returns the bytes to forward to the agent for a message from the
@@ -430,14 +431,14 @@ func rawNeedsText(b []byte) bool {
 			if i+5 >= len(b) {
 				return true
 			}
-			r, ok := hex4(b[i+2 : i+6])
+			r, ok := rawjson.Hex4(b[i+2 : i+6])
 			if !ok {
 				return true
 			}
 			i += 5
 			if utf16.IsSurrogate(r) {
 				if i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-					if lo, ok := hex4(b[i+3 : i+7]); ok {
+					if lo, ok := rawjson.Hex4(b[i+3 : i+7]); ok {
 						if p := utf16.DecodeRune(r, lo); p != utf8.RuneError {
 							r = p
 							i += 6
@@ -467,21 +468,4 @@ func plainASCII8(b []byte) bool {
 	x := w ^ (0x5C * ones)                    // zero byte where w had a backslash
 	zero := (x - ones) & ^x & highs
 	return (high&highs)|zero == 0
-}
-
-func hex4(b []byte) (rune, bool) {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // PathScope rejects a path that is, or that the server may read as, outside
@@ -624,8 +626,8 @@ func percentDecode(s string) string {
 	b := make([]byte, 0, len(s))
 	b = append(b, s[:i]...)
 	for ; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+		if s[i] == '%' && i+2 < len(s) && rawjson.IsHex(s[i+1]) && rawjson.IsHex(s[i+2]) {
+			b = append(b, rawjson.Unhex(s[i+1])<<4|rawjson.Unhex(s[i+2]))
 			i += 2
 			continue
 		}
@@ -660,17 +662,3 @@ func hasURIScheme(s string) bool {
 }
 
 func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
-	}
-	return c - '0'
-}

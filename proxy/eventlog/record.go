@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // Record is one decision read back from the log. Strings are as written:
@@ -386,25 +388,13 @@ func validEscape(c byte) bool {
 	return false
 }
 
+// hex4 reads the four hex digits of a \u escape.
 func (s *scanner) hex4() (rune, bool) {
-	if s.i+4 > len(s.b) {
-		return 0, false
+	r, ok := rawjson.Hex4(s.b[s.i:])
+	if ok {
+		s.i += 4
 	}
-	var r rune
-	for _, c := range s.b[s.i : s.i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	s.i += 4
-	return r, true
+	return r, ok
 }
 
 // number reads a JSON number.

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // loads lists, for each attribute that makes a browser fetch a URL, the
@@ -185,8 +187,8 @@ func unescapeCSS(s string) string {
 		j := i + 1
 		var r rune
 		n := 0
-		for j < len(s) && n < 6 && isHexDigit(s[j]) {
-			r = r<<4 | rune(hexVal(s[j]))
+		for j < len(s) && n < 6 && rawjson.IsHex(s[j]) {
+			r = r<<4 | rune(rawjson.Unhex(s[j]))
 			j++
 			n++
 		}
@@ -202,18 +204,4 @@ func unescapeCSS(s string) string {
 		i = j - 1
 	}
 	return b.String()
-}
-
-func isHexDigit(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func hexVal(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
 }

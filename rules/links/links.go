@@ -189,7 +189,7 @@ func mayHoldHTML(s string, links bool) bool {
 // hex digit (a JSON escape such as \n is not one).
 func cssEscapeIn(s string) bool {
 	for i := 0; i+1 < len(s); i++ {
-		if s[i] == '\\' && isHexDigit(s[i+1]) {
+		if s[i] == '\\' && rawjson.IsHex(s[i+1]) {
 			return true
 		}
 	}

@@ -47,7 +47,7 @@ func Unescape(s string) string {
 		case 't':
 			b = append(b, '\t')
 		case 'u':
-			r, ok := hex4(s[i+2:])
+			r, ok := Hex4(s[i+2:])
 			if !ok {
 				b = append(b, c)
 				continue
@@ -55,7 +55,7 @@ func Unescape(s string) string {
 			i += 4
 			if utf16.IsSurrogate(r) {
 				if i+7 < len(s) && s[i+2] == '\\' && s[i+3] == 'u' {
-					if r2, ok := hex4(s[i+4:]); ok {
+					if r2, ok := Hex4(s[i+4:]); ok {
 						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 							r = d
 							i += 6
@@ -73,26 +73,29 @@ func Unescape(s string) string {
 	return string(b)
 }
 
-func hex4(s string) (rune, bool) {
+// Hex4 reads the four hex digits a \u escape spells at the start of s.
+func Hex4[T ~string | ~[]byte](s T) (rune, bool) {
 	if len(s) < 4 {
 		return 0, false
 	}
 	var r rune
 	for i := 0; i < 4; i++ {
 		c := s[i]
-		if !isHex(c) {
+		if !IsHex(c) {
 			return 0, false
 		}
-		r = r<<4 | rune(unhex(c))
+		r = r<<4 | rune(Unhex(c))
 	}
 	return r, true
 }
 
-func isHex(c byte) bool {
+// IsHex reports whether c is a hex digit.
+func IsHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-func unhex(c byte) byte {
+// Unhex is the value of the hex digit c (IsHex(c) must hold).
+func Unhex(c byte) byte {
 	switch {
 	case c >= '0' && c <= '9':
 		return c - '0'
