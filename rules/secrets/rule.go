@@ -58,6 +58,10 @@ type rule struct {
 	// confirm: one of these must occur after the keyword for the regex
 	// to have a chance (see confirmAfter).
 	confirm []string
+	// tail: the part of a confirmed rule's regex from its flag on.
+	tail *regexp.Regexp
+	// require: a word every match holds near its start (requireAfter).
+	require *requiredWord
 	// backAnchor: every match starts where the run of word bytes that
 	// ends at the keyword starts (see backAnchored).
 	backAnchor bool

@@ -108,6 +108,13 @@ var allRules = sync.OnceValue(func() []*rule {
 		out[i] = &rule{spec: spec, index: i, keywords: kws, minRun: minTokenRun(spec.regex), minPre: minTokenPrefix(spec.regex)}
 		out[i].findAnchors()
 		out[i].confirm = confirmAfter[spec.id]
+		if out[i].confirm != nil {
+			out[i].tail = confirmTail(spec.id, spec.regex)
+		}
+		if req, ok := requireAfter[spec.id]; ok {
+			checkRequired(spec.id, spec.regex, req)
+			out[i].require = &req
+		}
 		if backAnchored[spec.id] {
 			out[i].backAnchor, out[i].leadingWB = true, true
 		}
@@ -302,6 +309,9 @@ func (sc *Scanner) matchesAt(r *rule, s string, at int) ([]Finding, bool) {
 	if r.leadingWB && !wordBoundaryAt(s, at) {
 		return nil, false
 	}
+	if r.require != nil && !hasWordNear(s, at, *r.require) {
+		return nil, false
+	}
 	span := anchorSpan
 	if r.multiline {
 		span = anchorSpanMultiline
@@ -313,6 +323,9 @@ func (sc *Scanner) matchesAt(r *rule, s string, at int) ([]Finding, bool) {
 			return nil, false
 		}
 		w := s[at:min(len(s), at+i+512)]
+		if !r.tailMatches(w) {
+			return nil, false
+		}
 		m := r.anchored.FindStringSubmatchIndex(w)
 		if m == nil {
 			return nil, false
@@ -536,6 +549,16 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 		}
 		if (r.anchors || r.backAnchor) && !tokenRunFrom(s, anchorOf(r, s, at), r.minPre) {
 			return true
+		}
+		if r.require != nil {
+			// A JSON escape spells one character in at most six bytes,
+			// twice the three its UTF-8 takes; \u00XX escapes of ASCII
+			// are searched decoded below.
+			req := *r.require
+			req.within *= 2
+			if !hasWordNear(s, anchorOf(r, s, at), req) {
+				return true
+			}
 		}
 		if runs++; runs > len(s)/64+1024 {
 			clean = false

@@ -1,0 +1,63 @@
+package secrets
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzPrefilter: when a rule's prefilter (the confirm tail of a curl
+// rule, the required word of the private-key rule) passes a text over,
+// the rule's whole regex does not match it either.
+func FuzzPrefilter(f *testing.F) {
+	for _, s := range []string{
+		`curl -H "Authorization: Bearer abcdefgh12345678" https://x`,
+		"curl https://x \\\n  -H 'X-Api-Key: 0123456789abcdef'",
+		`curl -u "alice:s3cr3tpassw0rd" https://x`,
+		"curl --user=bob:hunter2hunter2\n",
+		"curl/8.5.0\ncurl -H \"Accept: application/json\" https://x",
+		"-----BEGIN RSA PRIVATE KEY-----\n" + strings.Repeat("MIIB", 20) + "\n-----END RSA PRIVATE KEY-----",
+		"-----BEGIN PUBLIC KEY-----\n" + strings.Repeat("MIIB", 20) + "\n-----END PUBLIC KEY-----",
+		"-----BEGIN \u212a PRIVATE \u212aEY-----\n" + strings.Repeat("A", 70) + "\n\u212aEY-----",
+		"-----BEGIN " + strings.Repeat("\u212a", 100) + "PRIVATE KEY-----" + strings.Repeat("A", 70) + "KEY-----",
+	} {
+		f.Add(s)
+	}
+	var checked []*rule
+	for _, r := range allRules() {
+		if r.tail != nil || r.require != nil {
+			r.compiled()
+			checked = append(checked, r)
+		}
+	}
+	if len(checked) < 3 {
+		f.Fatalf("%d rules with a prefilter, want 3", len(checked))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		folded := make([]byte, len(s))
+		for i := range len(s) {
+			folded[i] = lowerByte[s[i]]
+		}
+		lower := string(folded)
+		for _, r := range checked {
+			for _, kw := range r.keywords {
+				for at := 0; ; at++ {
+					k := strings.Index(lower[at:], kw)
+					if k < 0 {
+						break
+					}
+					at += k
+					w := s[at:min(len(s), at+2048)]
+					if r.anchored.MatchString(w) {
+						if r.tail != nil && !r.tailMatches(w) {
+							t.Fatalf("%s: tail passes over a match in %q", r.spec.id, w)
+						}
+						if r.require != nil && !hasWordNear(w, 0, *r.require) {
+							t.Fatalf("%s: required word passes over a match in %q", r.spec.id, w)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
