@@ -29,6 +29,11 @@ type index struct {
 	// pairs has a bit for every byte pair, as written (every case of a
 	// folded needle's letters), that starts a needle.
 	pairs [1 << 16 / 64]uint64
+	// skip has a bit for every byte pair, as written, that is a needle's
+	// first or second pair, and for a two-byte needle every pair its
+	// second byte starts: a needle starts at j or j-1 only where the pair
+	// at an even j has its bit, so scan reads every other pair.
+	skip [1 << 16 / 64]uint64
 	// tri has a bit for a hash of the lower-cased first three bytes of
 	// every needle of three bytes or more; short marks pairs that are
 	// whole needles.
@@ -59,6 +64,20 @@ func newIndex(needles []needle) *index {
 			for _, b := range caseVariants(n.text[1], n.fold) {
 				p := uint16(a)<<8 | uint16(b)
 				ix.pairs[p>>6] |= 1 << (p & 63)
+				ix.skip[p>>6] |= 1 << (p & 63)
+			}
+		}
+		for _, b := range caseVariants(n.text[1], n.fold) {
+			if len(n.text) == 2 {
+				for c := range 256 {
+					p := uint16(b)<<8 | uint16(c)
+					ix.skip[p>>6] |= 1 << (p & 63)
+				}
+				continue
+			}
+			for _, c := range caseVariants(n.text[2], n.fold) {
+				p := uint16(b)<<8 | uint16(c)
+				ix.skip[p>>6] |= 1 << (p & 63)
 			}
 		}
 		p := pairOf(n.text[0], n.text[1])
@@ -85,41 +104,60 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 	if len(s) < 2 {
 		return
 	}
-	pairs := &ix.pairs
-	for i := 1; i < len(s); i++ {
-		p := uint16(s[i-1])<<8 | uint16(s[i])
-		if pairs[p>>6]&(1<<(p&63)) == 0 {
+	skip := &ix.skip
+	for j := 0; j+1 < len(s); j += 2 {
+		p := uint16(s[j])<<8 | uint16(s[j+1])
+		if skip[p>>6]&(1<<(p&63)) == 0 {
 			continue
 		}
-		at := i - 1
-		lp := pairOf(s[at], s[i])
-		if ix.short[lp>>6]&(1<<(lp&63)) == 0 {
-			if i+1 >= len(s) {
-				continue
-			}
-			h := triHash(s[at], s[i], s[i+1])
-			if ix.tri[h>>6]&(1<<(h&63)) == 0 {
-				continue
-			}
+		if j > 0 && !ix.at(s, j-1, hit) {
+			return
 		}
-		for _, k := range ix.lists[ix.slot[lp]-1] {
-			n := &ix.needles[k]
-			if len(s)-at < len(n.text) {
-				continue
-			}
-			cand := s[at : at+len(n.text)]
-			if n.fold {
-				if !equalFoldLower(cand, n.text) {
-					continue
-				}
-			} else if cand != n.text {
-				continue
-			}
-			if !hit(n, at) {
-				return
-			}
+		if !ix.at(s, j, hit) {
+			return
 		}
 	}
+	if len(s)%2 == 1 {
+		ix.at(s, len(s)-2, hit) // the one start no even pair covers
+	}
+}
+
+// at calls hit for every needle that starts at s[at]; false when hit
+// stopped the scan.
+func (ix *index) at(s string, at int, hit func(n *needle, at int) bool) bool {
+	i := at + 1
+	p := uint16(s[at])<<8 | uint16(s[i])
+	if ix.pairs[p>>6]&(1<<(p&63)) == 0 {
+		return true
+	}
+	lp := pairOf(s[at], s[i])
+	if ix.short[lp>>6]&(1<<(lp&63)) == 0 {
+		if i+1 >= len(s) {
+			return true
+		}
+		h := triHash(s[at], s[i], s[i+1])
+		if ix.tri[h>>6]&(1<<(h&63)) == 0 {
+			return true
+		}
+	}
+	for _, k := range ix.lists[ix.slot[lp]-1] {
+		n := &ix.needles[k]
+		if len(s)-at < len(n.text) {
+			continue
+		}
+		cand := s[at : at+len(n.text)]
+		if n.fold {
+			if !equalFoldLower(cand, n.text) {
+				continue
+			}
+		} else if cand != n.text {
+			continue
+		}
+		if !hit(n, at) {
+			return false
+		}
+	}
+	return true
 }
 
 // triHash hashes three bytes, lower-cased, into 16 bits.

@@ -61,3 +61,43 @@ func FuzzPrefilter(f *testing.F) {
 	})
 }
 
+// FuzzIndexScan: the index, which reads every other byte pair, finds
+// every needle occurrence a naive search finds, in order.
+func FuzzIndexScan(f *testing.F) {
+	for _, s := range []string{"q~", "xq~", "a.eyJ", "xsk", "ghp_Ab1Ab1", "-----BEGIN", "x-----BEGIN", "curl", "xcurl", "sk"} {
+		f.Add(s)
+	}
+	sc, err := New(Options{Known: []Known{{Source: "T", Value: "ghp_" + strings.Repeat("Ab1", 12)}, {Source: "P", Value: "correct horse battery staple"}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ix := sc.idx
+	f.Fuzz(func(t *testing.T, s string) {
+		type occ struct{ k, at int }
+		var got, want []occ
+		ix.scan(s, func(n *needle, at int) bool {
+			got = append(got, occ{int(n.owner), at})
+			return true
+		})
+		for at := 0; at+1 < len(s); at++ {
+			for k := range ix.needles {
+				n := &ix.needles[k]
+				if len(s)-at < len(n.text) {
+					continue
+				}
+				cand := s[at : at+len(n.text)]
+				if n.fold && equalFoldLower(cand, n.text) || !n.fold && cand == n.text {
+					want = append(want, occ{int(n.owner), at})
+				}
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("scan found %v, naive search %v", got, want)
+		}
+		for i := range got {
+			if got[i].at != want[i].at {
+				t.Fatalf("scan found %v, naive search %v", got, want)
+			}
+		}
+	})
+}
