@@ -104,6 +104,9 @@ type ingressRule struct {
 	remediation string
 	roots       []string // path_scope: the roots as expanded, for rejections and start-up warnings
 	audit       bool     // a failure is only logged (secrets: {ingress: audit})
+	// rawClean, when set, says from the raw arguments that the check can
+	// find nothing in any of their strings (the secrets rule's fast path).
+	rawClean func(raw []byte) bool
 }
 
 // egressRule is one compiled entry under egress:.

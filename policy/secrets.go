@@ -183,7 +183,7 @@ func (p *Policy) secretsIngressRule(tool string) *ingressRule {
 	all, _ := ParseSelector("**")
 	return &ingressRule{rule: secretsRule, tools: []string{"*"}, methods: []string{"tools/call", "prompts/get"},
 		fields: []Selector{all}, checkName: "secrets", check: sc, code: rules.CodeSecret,
-		audit: st.ingress == "audit"}
+		audit: st.ingress == "audit", rawClean: sc.RawClean}
 }
 
 // egressFilter is what egress applies after text to every string the
