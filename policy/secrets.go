@@ -8,6 +8,7 @@ import (
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/links"
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 	"github.com/mcpguard/mcpguard/rules/secrets"
 )
 
@@ -204,7 +205,11 @@ func (p *Policy) egressFilterFor(tool string) egressFilter {
 
 // rawClean reports whether no string of the raw message can change.
 func (ef egressFilter) rawClean(raw []byte) bool {
-	return (ef.sc == nil || ef.sc.RawClean(raw)) && (ef.lf == nil || ef.lf.RawClean(raw))
+	if ef.sc == nil && ef.lf == nil || len(raw) == 0 {
+		return true
+	}
+	esc := rawjson.ScanEscapes(raw)
+	return (ef.sc == nil || ef.sc.RawCleanEscapes(raw, esc)) && (ef.lf == nil || ef.lf.RawCleanEscapes(raw, esc))
 }
 
 // apply redacts and removes, and says what, for the log (rule ids and

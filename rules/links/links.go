@@ -243,14 +243,25 @@ func (f *Filter) RawClean(raw []byte) bool {
 	if f == nil || len(raw) == 0 {
 		return true
 	}
+	return f.RawCleanEscapes(raw, rawjson.ScanEscapes(raw))
+}
+
+// RawCleanEscapes is RawClean for a caller that has read the escapes of
+// raw already (esc must be rawjson.ScanEscapes of raw).
+func (f *Filter) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
+	if f == nil || len(raw) == 0 {
+		return true
+	}
 	s := unsafe.String(&raw[0], len(raw))
 	if f.mayHold(s) {
 		return false
 	}
 	clean := true
-	rawjson.EachASCIIEscape(s, func(lo, hi int) bool {
-		clean = !f.mayHold(rawjson.Unescape(s[lo:hi]))
-		return clean
-	})
+	if esc.ASCII {
+		rawjson.EachASCIIEscape(s, func(lo, hi int) bool {
+			clean = !f.mayHold(rawjson.Unescape(s[lo:hi]))
+			return clean
+		})
+	}
 	return clean
 }

@@ -4,6 +4,7 @@
 package rawjson
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -124,6 +125,38 @@ func StringAround(s string, at, from, to int) (lo, hi int, openLo, openHi bool) 
 		}
 	}
 	return lo, hi, openLo && lo > 0, openHi && hi < len(s)
+}
+
+// Escapes says which escapes of a JSON text hide what its raw bytes seem
+// to say: ASCII, a \u escape of an ASCII character (\u0000 to \u007F,
+// as EachASCIIEscape finds them), which may spell markup or a keyword;
+// Slash, a \/, which hides a slash.
+type Escapes struct{ ASCII, Slash bool }
+
+// ScanEscapes finds the Escapes of s in one pass over its backslashes,
+// paired from the start as a JSON reader pairs them.
+func ScanEscapes(s []byte) (e Escapes) {
+	for i := 0; ; i += 2 {
+		j := bytes.IndexByte(s[i:], '\\')
+		if j < 0 {
+			return e
+		}
+		i += j
+		if i+1 >= len(s) {
+			return e
+		}
+		switch s[i+1] {
+		case 'u':
+			if i+5 < len(s) && s[i+2] == '0' && s[i+3] == '0' && s[i+4] <= '7' {
+				e.ASCII = true
+			}
+		case '/':
+			e.Slash = true
+		}
+		if e.ASCII && e.Slash {
+			return e
+		}
+	}
 }
 
 // EachASCIIEscape calls fn with the bounds of the body of each JSON string

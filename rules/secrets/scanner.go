@@ -531,6 +531,15 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 	if len(raw) == 0 {
 		return true
 	}
+	return sc.RawCleanEscapes(raw, rawjson.ScanEscapes(raw))
+}
+
+// RawCleanEscapes is RawClean for a caller that has read the escapes of
+// raw already (esc must be rawjson.ScanEscapes of raw).
+func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
+	if len(raw) == 0 {
+		return true
+	}
 	s := unsafe.String(&raw[0], len(raw))
 	clean := true
 	var doneTo []int
@@ -604,33 +613,16 @@ func (sc *Scanner) RawClean(raw []byte) bool {
 	if !clean {
 		return false
 	}
-	if sc.slashEscape(s) {
-		return false
+	if esc.Slash && sc.slashNeedle {
+		return false // a \/ escape may hide a needle's slash
 	}
-	rawjson.EachASCIIEscape(s, func(lo, hi int) bool {
-		clean = len(sc.Find(rawjson.Unescape(s[lo:hi]))) == 0
-		return clean
-	})
+	if esc.ASCII {
+		rawjson.EachASCIIEscape(s, func(lo, hi int) bool {
+			clean = len(sc.Find(rawjson.Unescape(s[lo:hi]))) == 0
+			return clean
+		})
+	}
 	return clean && sc.percentClean(s)
-}
-
-// slashEscape reports whether s has a JSON \/ escape while a needle has a
-// slash (so the raw bytes may not show it).
-func (sc *Scanner) slashEscape(s string) bool {
-	if !sc.slashNeedle {
-		return false
-	}
-	for i := 0; ; {
-		j := strings.Index(s[i:], `\/`)
-		if j < 0 {
-			return false
-		}
-		i += j
-		if rawjson.EvenBackslashes(s, i) {
-			return true
-		}
-		i += 2
-	}
 }
 
 // percentClean looks at every run of token bytes that holds a percent
