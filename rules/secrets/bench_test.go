@@ -59,3 +59,16 @@ func BenchmarkCheckSmall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRawCleanBig: the raw check of a 16 MiB result of ordinary
+// multi-line text (a \n escape every 80 bytes), nothing to find.
+func BenchmarkRawCleanBig(b *testing.B) {
+	q, _ := jsontext.AppendQuote(nil, strings.Repeat(strings.Repeat("x", 79)+"\n", (16<<20)/80))
+	sc := benchScanner(b)
+	b.SetBytes(int64(len(q)))
+	for b.Loop() {
+		if !sc.RawClean(q) {
+			b.Fatal("not clean")
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package secrets
 
-import "strings"
+import (
+	"encoding/binary"
+	"strings"
+	"unsafe"
+)
 
 // lowerByte maps ASCII letters to lower case and every other byte to itself.
 var lowerByte = func() (t [256]byte) {
@@ -29,10 +33,12 @@ type index struct {
 	// pairs has a bit for every byte pair, as written (every case of a
 	// folded needle's letters), that starts a needle.
 	pairs [1 << 16 / 64]uint64
-	// skip has a bit for every byte pair, as written, that is a needle's
-	// first or second pair, and for a two-byte needle every pair its
-	// second byte starts: a needle starts at j or j-1 only where the pair
-	// at an even j has its bit, so scan reads every other pair.
+	// skip has a bit for every byte pair that is a needle's first or
+	// second pair, and for a two-byte needle every pair its second byte
+	// starts: a needle starts at j or j-1 only where the pair at an even
+	// j has its bit, so scan reads every other pair. Its pairs are
+	// little-endian (the first byte low), as a word loaded from the text
+	// holds them.
 	skip [1 << 16 / 64]uint64
 	// tri has a bit for a hash of the lower-cased first three bytes of
 	// every needle of three bytes or more; short marks pairs that are
@@ -64,20 +70,18 @@ func newIndex(needles []needle) *index {
 			for _, b := range caseVariants(n.text[1], n.fold) {
 				p := uint16(a)<<8 | uint16(b)
 				ix.pairs[p>>6] |= 1 << (p & 63)
-				ix.skip[p>>6] |= 1 << (p & 63)
+				ix.setSkip(a, b)
 			}
 		}
 		for _, b := range caseVariants(n.text[1], n.fold) {
 			if len(n.text) == 2 {
 				for c := range 256 {
-					p := uint16(b)<<8 | uint16(c)
-					ix.skip[p>>6] |= 1 << (p & 63)
+					ix.setSkip(b, byte(c))
 				}
 				continue
 			}
 			for _, c := range caseVariants(n.text[2], n.fold) {
-				p := uint16(b)<<8 | uint16(c)
-				ix.skip[p>>6] |= 1 << (p & 63)
+				ix.setSkip(b, c)
 			}
 		}
 		p := pairOf(n.text[0], n.text[1])
@@ -98,6 +102,11 @@ func newIndex(needles []needle) *index {
 	return ix
 }
 
+func (ix *index) setSkip(a, b byte) {
+	p := uint16(a) | uint16(b)<<8
+	ix.skip[p>>6] |= 1 << (p & 63)
+}
+
 // scan calls hit for every needle occurrence in s, in order of position.
 // hit returns false to stop the scan.
 func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
@@ -105,21 +114,41 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 		return
 	}
 	skip := &ix.skip
-	for j := 0; j+1 < len(s); j += 2 {
-		p := uint16(s[j])<<8 | uint16(s[j+1])
-		if skip[p>>6]&(1<<(p&63)) == 0 {
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	j := 0
+	for ; j+8 <= len(b); j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		p0, p1, p2, p3 := uint16(x), uint16(x>>16), uint16(x>>32), uint16(x>>48)
+		if (skip[p0>>6]>>(p0&63)|skip[p1>>6]>>(p1&63)|skip[p2>>6]>>(p2&63)|skip[p3>>6]>>(p3&63))&1 == 0 {
 			continue
 		}
-		if j > 0 && !ix.at(s, j-1, hit) {
-			return
+		for k := j; k < j+8; k += 2 {
+			if !ix.pairAt(s, k, hit) {
+				return
+			}
 		}
-		if !ix.at(s, j, hit) {
+	}
+	for ; j+1 < len(s); j += 2 {
+		if !ix.pairAt(s, j, hit) {
 			return
 		}
 	}
 	if len(s)%2 == 1 {
 		ix.at(s, len(s)-2, hit) // the one start no even pair covers
 	}
+}
+
+// pairAt checks the starts j-1 and j when the pair at the even offset j
+// has its skip bit; false when hit stopped the scan.
+func (ix *index) pairAt(s string, j int, hit func(n *needle, at int) bool) bool {
+	p := uint16(s[j]) | uint16(s[j+1])<<8
+	if ix.skip[p>>6]&(1<<(p&63)) == 0 {
+		return true
+	}
+	if j > 0 && !ix.at(s, j-1, hit) {
+		return false
+	}
+	return ix.at(s, j, hit)
 }
 
 // at calls hit for every needle that starts at s[at]; false when hit
