@@ -42,11 +42,7 @@ func (s *Session) CallOf(m *message.Message) Call {
 	c := Call{Method: m.Method, Tool: m.Name}
 	switch m.Method {
 	case "tools/call":
-		// The search only spares the decode; a name written with
-		// escapes (t\u0061sk) is decoded too.
-		if bytes.Contains(m.Params, []byte(`"task"`)) || bytes.Contains(m.Params, []byte(`\u`)) {
-			c.Task = memberKind(m.Params, "task") == '{'
-		}
+		c.Task = m.Task
 	case "tasks/result":
 		var p struct {
 			TaskID string `json:"taskId"`

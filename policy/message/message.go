@@ -80,6 +80,7 @@ type Message struct {
 	Arguments jsontext.Value // tools/call, prompts/get: params.arguments
 	URI       string         // resources/read, resources/subscribe: params.uri
 	RequestID jsontext.Value // notifications/cancelled: params.requestId
+	Task      bool           // tools/call: params.task is an object (a task-augmented call)
 
 	// TextPlain reports that every string in Raw, member names included,
 	// is printable ASCII with no escapes but \" \\ \/ \n \r \t: no text

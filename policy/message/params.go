@@ -131,6 +131,8 @@ func (m *Message) readParam(name string, v jsontext.Value, lastName string) *Err
 		if err != nil {
 			return decodeError(err)
 		}
+	case "task":
+		m.Task = m.Method == "tools/call" && v.Kind() == '{'
 	case "name":
 		if !judged(m.Method, "tools/call", "prompts/get") {
 			return nil

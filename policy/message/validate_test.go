@@ -19,6 +19,10 @@ import (
 // fast path takes.
 var validatorSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"p":"/a"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{},"task":{"ttl":60000}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","t\u0061sk":{},"arguments":{}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":null}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"x","task":{}}}`,
 	`{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"hi\nthere"}]}}`,
 	`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`,
 	`{"params":{"name":"x","arguments":{}},"method":"tools/call","id":7,"jsonrpc":"2.0"}`,
