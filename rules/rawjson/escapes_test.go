@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 )
+
 // FuzzScanEscapes: ScanEscapes says ASCII exactly when EachASCIIEscape
 // finds a string, and Slash exactly when a \/ follows an even number of
 // backslashes.

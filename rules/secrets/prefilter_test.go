@@ -18,7 +18,10 @@ func FuzzPrefilter(f *testing.F) {
 		"-----BEGIN RSA PRIVATE KEY-----\n" + strings.Repeat("MIIB", 20) + "\n-----END RSA PRIVATE KEY-----",
 		"-----BEGIN PUBLIC KEY-----\n" + strings.Repeat("MIIB", 20) + "\n-----END PUBLIC KEY-----",
 		"-----BEGIN \u212a PRIVATE \u212aEY-----\n" + strings.Repeat("A", 70) + "\n\u212aEY-----",
-		"-----BEGIN " + strings.Repeat("\u212a", 100) + "PRIVATE KEY-----" + strings.Repeat("A", 70) + "KEY-----",
+		"-----BEGIN " + strings.Repeat("\u212a", 99) + "PRIVATE KEY-----" + strings.Repeat("A", 70) + "KEY-----",
+		"-----BEGIN " + strings.Repeat("\u017f", 100) + "PRIVATE KEY-----" + strings.Repeat("A", 70) + "KEY-----",
+		"-----BEGIN " + strings.Repeat("x", 101) + "PRIVATE KEY-----" + strings.Repeat("A", 70) + "KEY-----",
+		"-----BEGIN\nPRIVATE KEY-----" + strings.Repeat("A", 70) + "KEY-----",
 	} {
 		f.Add(s)
 	}
@@ -51,7 +54,7 @@ func FuzzPrefilter(f *testing.F) {
 						if r.tail != nil && !r.tailMatches(w) {
 							t.Fatalf("%s: tail passes over a match in %q", r.spec.id, w)
 						}
-						if r.require != nil && !hasWordNear(w, 0, *r.require) {
+						if r.require != nil && !hasWordNear(w, 0, len(kw), *r.require) {
 							t.Fatalf("%s: required word passes over a match in %q", r.spec.id, w)
 						}
 					}

@@ -113,6 +113,9 @@ var allRules = sync.OnceValue(func() []*rule {
 		}
 		if req, ok := requireAfter[spec.id]; ok {
 			checkRequired(spec.id, spec.regex, req)
+			if len(kws) != 1 {
+				panic("secrets: a rule with a required word has one keyword")
+			}
 			out[i].require = &req
 		}
 		if backAnchored[spec.id] {
@@ -309,7 +312,7 @@ func (sc *Scanner) matchesAt(r *rule, s string, at int) ([]Finding, bool) {
 	if r.leadingWB && !wordBoundaryAt(s, at) {
 		return nil, false
 	}
-	if r.require != nil && !hasWordNear(s, at, *r.require) {
+	if r.require != nil && !hasWordNear(s, at, len(r.keywords[0]), *r.require) {
 		return nil, false
 	}
 	span := anchorSpan
@@ -544,6 +547,10 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 	clean := true
 	var doneTo []int
 	runs := 0
+	last := struct {
+		start, span, off int
+		w                string
+	}{start: -1}
 	sc.idx.scan(s, func(n *needle, at int) bool {
 		if n.owner < 0 {
 			clean = false
@@ -559,15 +566,8 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 		if (r.anchors || r.backAnchor) && !tokenRunFrom(s, anchorOf(r, s, at), r.minPre) {
 			return true
 		}
-		if r.require != nil {
-			// A JSON escape spells one character in at most six bytes,
-			// twice the three its UTF-8 takes; \u00XX escapes of ASCII
-			// are searched decoded below.
-			req := *r.require
-			req.within *= 2
-			if !hasWordNear(s, anchorOf(r, s, at), req) {
-				return true
-			}
+		if r.require != nil && !hasWordNear(s, at, len(n.text), *r.require) {
+			return true
 		}
 		if runs++; runs > len(s)/64+1024 {
 			clean = false
@@ -588,8 +588,13 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 			case len(r.confirm) > 0:
 				span = 1024 // a few lines: all a confirmed rule reads
 			}
-			w, off := rawFrom(s, start, span)
-			found, _ = sc.matchesAt(r, w, off)
+			if start != last.start || span != last.span {
+				// Rules that share a keyword (the two curl rules) read the
+				// same decoded window: decode it once.
+				last.w, last.off = rawFrom(s, start, span)
+				last.start, last.span = start, span
+			}
+			found, _ = sc.matchesAt(r, last.w, last.off)
 		} else {
 			lo, hi := max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter)
 			lo, hi, openLo, openHi := rawjson.StringAround(s, at, lo, hi)
