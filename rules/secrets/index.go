@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unsafe"
 )
@@ -119,17 +120,18 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 	for ; j+8 <= len(b); j += 8 {
 		x := binary.LittleEndian.Uint64(b[j:])
 		p0, p1, p2, p3 := uint16(x), uint16(x>>16), uint16(x>>32), uint16(x>>48)
-		if (skip[p0>>6]>>(p0&63)|skip[p1>>6]>>(p1&63)|skip[p2>>6]>>(p2&63)|skip[p3>>6]>>(p3&63))&1 == 0 {
-			continue
-		}
-		for k := j; k < j+8; k += 2 {
-			if !ix.pairAt(s, k, hit) {
+		m := skip[p0>>6]>>(p0&63)&1 | skip[p1>>6]>>(p1&63)&1<<1 | skip[p2>>6]>>(p2&63)&1<<2 | skip[p3>>6]>>(p3&63)&1<<3
+		for m != 0 {
+			k := j + 2*bits.TrailingZeros64(m)
+			m &= m - 1
+			if !ix.startsNear(s, k, hit) {
 				return
 			}
 		}
 	}
 	for ; j+1 < len(s); j += 2 {
-		if !ix.pairAt(s, j, hit) {
+		p := uint16(s[j]) | uint16(s[j+1])<<8
+		if skip[p>>6]&(1<<(p&63)) != 0 && !ix.startsNear(s, j, hit) {
 			return
 		}
 	}
@@ -138,17 +140,20 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 	}
 }
 
-// pairAt checks the starts j-1 and j when the pair at the even offset j
-// has its skip bit; false when hit stopped the scan.
-func (ix *index) pairAt(s string, j int, hit func(n *needle, at int) bool) bool {
-	p := uint16(s[j]) | uint16(s[j+1])<<8
-	if ix.skip[p>>6]&(1<<(p&63)) == 0 {
-		return true
+// startsNear checks the starts j-1 and j, for an even j whose pair has
+// its skip bit; false when hit stopped the scan.
+func (ix *index) startsNear(s string, j int, hit func(n *needle, at int) bool) bool {
+	if j > 0 {
+		p := uint16(s[j-1])<<8 | uint16(s[j])
+		if ix.pairs[p>>6]&(1<<(p&63)) != 0 && !ix.at(s, j-1, hit) {
+			return false
+		}
 	}
-	if j > 0 && !ix.at(s, j-1, hit) {
-		return false
+	p := uint16(s[j])<<8 | uint16(s[j+1])
+	if ix.pairs[p>>6]&(1<<(p&63)) != 0 {
+		return ix.at(s, j, hit)
 	}
-	return ix.at(s, j, hit)
+	return true
 }
 
 // at calls hit for every needle that starts at s[at]; false when hit
