@@ -114,7 +114,7 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 	if len(s) < 2 {
 		return
 	}
-	skip := &ix.skip
+	skip, pairs := &ix.skip, &ix.pairs
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	j := 0
 	for ; j+8 <= len(b); j += 8 {
@@ -124,7 +124,16 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 		for m != 0 {
 			k := j + 2*bits.TrailingZeros64(m)
 			m &= m - 1
-			if !ix.startsNear(s, k, hit) {
+			// startsNear, by hand: most candidates fail the first
+			// test, and a call for each costs more than the test.
+			if k > 0 {
+				q := uint16(b[k-1])<<8 | uint16(b[k])
+				if pairs[q>>6]&(1<<(q&63)) != 0 && !ix.at(s, k-1, hit) {
+					return
+				}
+			}
+			q := uint16(b[k])<<8 | uint16(b[k+1])
+			if pairs[q>>6]&(1<<(q&63)) != 0 && !ix.at(s, k, hit) {
 				return
 			}
 		}
