@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/goccy/go-yaml"
 )
 
@@ -197,5 +196,3 @@ func expandAll(v any, vars map[string]string) any {
 	}
 	return v
 }
-
-var _ = jsontext.Value(nil)

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 	"os"
@@ -350,5 +349,3 @@ func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
 	}
 	return out, nil
 }
-
-var _ = bytes.Equal

@@ -3,7 +3,6 @@ package secrets
 import (
 	"encoding/binary"
 	"math/bits"
-	"strings"
 	"unsafe"
 )
 
@@ -219,5 +218,3 @@ func equalFoldLower(s, lower string) bool {
 	}
 	return true
 }
-
-var _ = strings.ToLower

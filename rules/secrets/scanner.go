@@ -16,8 +16,6 @@ package secrets
 
 import (
 	"fmt"
-	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -639,7 +637,7 @@ func (sc *Scanner) percentClean(s string) bool {
 			return true
 		}
 		i += j
-		if !(i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2])) {
+		if !(i+2 < len(s) && rawjson.IsHex(s[i+1]) && rawjson.IsHex(s[i+2])) {
 			i++
 			continue
 		}
@@ -708,10 +706,6 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
 func hasPercentEscape(s string) bool {
 	for i := 0; ; {
 		j := strings.IndexByte(s[i:], '%')
@@ -719,7 +713,7 @@ func hasPercentEscape(s string) bool {
 			return false
 		}
 		i += j
-		if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+		if i+2 < len(s) && rawjson.IsHex(s[i+1]) && rawjson.IsHex(s[i+2]) {
 			return true
 		}
 		i++
@@ -739,8 +733,8 @@ func percentDecode(s string, plus bool) (string, []int) {
 		var b []byte
 		var no []int
 		for i := 0; i < len(s); {
-			if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-				b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			if s[i] == '%' && i+2 < len(s) && rawjson.IsHex(s[i+1]) && rawjson.IsHex(s[i+2]) {
+				b = append(b, rawjson.Unhex(s[i+1])<<4|rawjson.Unhex(s[i+2]))
 				no = append(no, offs[i])
 				i += 3
 				continue
@@ -760,19 +754,6 @@ func percentDecode(s string, plus bool) (string, []int) {
 	}
 	return s, offs
 }
-
-func unhex(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
-}
-
-var _ = slices.Sort[[]int]
-var _ = regexp.QuoteMeta
 
 // rawFrom returns, for an anchored match at raw offset start of a JSON
 // text, the decoded text from the character before start (for \b) to the
