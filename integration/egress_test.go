@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -292,25 +291,12 @@ func TestGuardedLookalikeToolNames(t *testing.T) {
 // notification handler (which shows the test can fail); through mcpguard
 // neither does, and the plain notification still arrives.
 func TestTSClientHostileRouting(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is needed for the TypeScript SDK client: %v", err)
-	}
-	npmServer(t, "mcp-server-memory") // fails the test when node_modules is missing
 	type seen struct {
 		RequestIDs []string `json:"requestIds"`
 		Methods    []string `json:"methods"`
 	}
 	run := func(argv []string) seen {
-		spec, _ := json.Marshal(map[string]any{"command": argv[0], "args": argv[1:], "env": map[string]string{"PATH": os.Getenv("PATH")}, "tool": "hostile_routing"})
-		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, node, filepath.Join(moduleRoot, "integration", "tsrouting.mjs"), string(spec))
-		cmd.Dir = filepath.Join(moduleRoot, "integration")
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("tsrouting: %v\n%s", err, out)
-		}
+		out := runNodeClient(t, "tsrouting.mjs", map[string]any{"command": argv[0], "args": argv[1:], "env": map[string]string{"PATH": os.Getenv("PATH")}, "tool": "hostile_routing"})
 		var s seen
 		if err := json.Unmarshal(out, &s); err != nil {
 			t.Fatalf("tsrouting printed %q: %v", out, err)

@@ -345,3 +345,32 @@ func hugeText(n int) string {
 	b.WriteString(line[:n-b.Len()])
 	return b.String()
 }
+
+// runNodeClient runs integration/SCRIPT (a client on the official
+// TypeScript SDK from integration/node_modules) with spec as its JSON
+// argument and returns what it printed on stdout; its stderr goes to the
+// test log. It fails the test when node or the npm fixtures are missing,
+// or when the script fails.
+func runNodeClient(t *testing.T, script string, spec any) []byte {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is needed for the TypeScript SDK client: %v", err)
+	}
+	npmServer(t, "mcp-server-memory") // fails the test when node_modules is missing
+	arg, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(moduleRoot, "integration", script), string(arg))
+	cmd.Dir = filepath.Join(moduleRoot, "integration")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &testWriter{t: t, prefix: script + " stderr: "}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, stdout.String())
+	}
+	return stdout.Bytes()
+}

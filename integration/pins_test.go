@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -499,30 +498,15 @@ func runPinsClient(t *testing.T, argv []string, calls []string, prompts []string
 
 func runPinsClientSpec(t *testing.T, argv []string, calls []string, prompts []string, relist bool) pinsClientOut {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is needed for the TypeScript SDK client: %v", err)
-	}
-	npmServer(t, "mcp-server-memory")
 	var cs []map[string]any
 	for _, c := range calls {
 		cs = append(cs, map[string]any{"name": c})
 	}
-	spec, _ := json.Marshal(map[string]any{"command": argv[0], "args": argv[1:], "env": map[string]string{"PATH": os.Getenv("PATH")},
+	stdout := runNodeClient(t, "pinsclient.mjs", map[string]any{"command": argv[0], "args": argv[1:], "env": map[string]string{"PATH": os.Getenv("PATH")},
 		"calls": cs, "prompts": prompts, "relist": relist})
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(moduleRoot, "integration", "pinsclient.mjs"), string(spec))
-	cmd.Dir = filepath.Join(moduleRoot, "integration")
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &testWriter{t: t, prefix: "pinsclient stderr: "}
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("pinsclient: %v\n%s", err, stdout.String())
-	}
 	var out pinsClientOut
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("pinsclient printed %q: %v", stdout.String(), err)
+	if err := json.Unmarshal(stdout, &out); err != nil {
+		t.Fatalf("pinsclient printed %q: %v", stdout, err)
 	}
 	return out
 }

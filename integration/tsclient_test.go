@@ -1,11 +1,9 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,28 +54,13 @@ func runTSClient(t *testing.T, env map[string]string, argv []string, calls []tsC
 // earlier connection does.
 func runTSClientListing(t *testing.T, env map[string]string, argv []string, calls []tsCall, listTools bool) []tsOutcome {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is needed for the TypeScript SDK client: %v", err)
-	}
-	npmServer(t, "mcp-server-memory") // fails the test when node_modules is missing
 	if env == nil {
 		env = map[string]string{}
 	}
 	env["PATH"] = os.Getenv("PATH")
-	spec, _ := json.Marshal(map[string]any{"command": argv[0], "args": argv[1:], "env": env, "listTools": listTools, "calls": calls})
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(moduleRoot, "integration", "tsclient.mjs"), string(spec))
-	cmd.Dir = filepath.Join(moduleRoot, "integration")
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &testWriter{t: t, prefix: "tsclient stderr: "}
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("tsclient: %v\n%s", err, stdout.String())
-	}
+	stdout := string(runNodeClient(t, "tsclient.mjs", map[string]any{"command": argv[0], "args": argv[1:], "env": env, "listTools": listTools, "calls": calls}))
 	var out []tsOutcome
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		var o tsOutcome
 		if err := json.Unmarshal([]byte(line), &o); err != nil {
 			t.Fatalf("tsclient printed %q: %v", line, err)
@@ -85,7 +68,7 @@ func runTSClientListing(t *testing.T, env map[string]string, argv []string, call
 		out = append(out, o)
 	}
 	if len(out) != len(calls) {
-		t.Fatalf("tsclient gave %d outcomes for %d calls:\n%s", len(out), len(calls), stdout.String())
+		t.Fatalf("tsclient gave %d outcomes for %d calls:\n%s", len(out), len(calls), stdout)
 	}
 	return out
 }
