@@ -13,6 +13,7 @@ import (
 	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/secrets"
 )
 
 // Rejection codes decided here rather than by a check in package rules.
@@ -27,9 +28,10 @@ const (
 // as a notification) is refused: a server may run it all the same, and
 // it would reach it unjudged; there is no one to reply to, so the relay
 // only logs it. Notifications (notifications/...) carry nothing a policy
-// checks. Requests: tools/call always; prompts/get, resources/read,
-// resources/subscribe, resources/unsubscribe and completion/complete where
-// a rule names them.
+// checks. Requests: tools/call, prompts/get, resources/read,
+// resources/subscribe, resources/unsubscribe and completion/complete,
+// each by the rules that name it and by the secrets check (see
+// secretsMethod), also under the baseline.
 func (s *Session) Ingress(m *message.Message) Verdict {
 	if m.Kind == message.Notification {
 		if strings.HasPrefix(m.Method, "notifications/") {
@@ -201,10 +203,10 @@ func schemaRejection(tool, rule, which string, errs []message.ValidationError, r
 
 // checkRules decodes raw arguments and runs the ingress rules for method.
 func (s *Session) checkRules(method, name string, raw []byte, validated bool, extra []string) *message.Rejection {
-	if len(s.p.ingress) == 0 {
-		return nil
-	}
 	rs := s.p.rulesFor(method, name)
+	if n := len(rs); n > 0 && rs[n-1].rawClean != nil && rs[n-1].rawClean(raw) {
+		rs = rs[:n-1] // nothing the secrets scanner could find, as in checkToolCall
+	}
 	if len(rs) == 0 {
 		return nil
 	}
@@ -235,7 +237,7 @@ func (p *Policy) rulesFor(method, name string) []*ingressRule {
 			out = append(out, r)
 		}
 	}
-	if method == "tools/call" || method == "prompts/get" {
+	if secretsMethod(method) {
 		if r := p.secretsIngressRule(name); r != nil {
 			out = append(out, r)
 		}
@@ -348,6 +350,11 @@ func (w *walker) judge(mt match) *message.Rejection {
 		return nil
 	}
 	field := clean(renderPath(mt.path))
+	if sc, ok := r.check.(*secrets.Scanner); ok {
+		// A member name on the path may be the credential itself: the
+		// rejection goes back to whoever sent it, and to the log.
+		field, _ = sc.Redact(field)
+	}
 	where := "rejected MCP input " + field
 	if mt.isName {
 		where += " (member name)"

@@ -169,6 +169,19 @@ func (p *Policy) scannerFor(st secretsSettings) *secrets.Scanner {
 	return p.secrets.scanners[strings.Join(st.allow, "\x00")]
 }
 
+// secretsMethod reports whether the implicit secrets rule judges the
+// arguments of requests of method: every request whose arguments the
+// server acts on. A credential an injected agent puts in a prompt
+// argument, a resource URI or a completion value leaves the machine as
+// surely as one in a tool call.
+func secretsMethod(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "completion/complete":
+		return true
+	}
+	return uriMethod(method)
+}
+
 // secretsIngressRule is the implicit last ingress rule of a tool whose
 // secrets ingress is not off: every string of the arguments, member names
 // included, is checked for credentials.
@@ -182,7 +195,7 @@ func (p *Policy) secretsIngressRule(tool string) *ingressRule {
 		return nil
 	}
 	all, _ := ParseSelector("**")
-	return &ingressRule{rule: secretsRule, tools: []string{"*"}, methods: []string{"tools/call", "prompts/get"},
+	return &ingressRule{rule: secretsRule, tools: []string{"*"}, methods: []string{"tools/call", "prompts/get", "completion/complete", "resources/read", "resources/subscribe", "resources/unsubscribe"},
 		fields: []Selector{all}, checkName: "secrets", check: sc, code: rules.CodeSecret,
 		audit: st.ingress == "audit", rawClean: sc.RawClean}
 }

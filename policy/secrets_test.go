@@ -145,3 +145,82 @@ func TestEgressSecretsOffPerTool(t *testing.T) {
 		t.Errorf("other tool: %s", out)
 	}
 }
+
+// TestBaselineSecretsEveryRequest: the baseline refuses a credential in
+// the arguments of every request the server acts on, not only tools/call
+// (a prompts/get argument used to reach the server), and lets the same
+// requests through without one.
+func TestBaselineSecretsEveryRequest(t *testing.T) {
+	p, err := Baseline().WithEnvironment([]string{"DB_PASSWORD=correct horse battery staple"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, params string }{
+		{"prompts/get", `{"name":"p","arguments":{"topic":"%s"}}`},
+		{"resources/read", `{"uri":"https://api.example/x?key=%s"}`},
+		{"resources/subscribe", `{"uri":"file:///%s"}`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"%s"}}`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"x"},"context":{"arguments":{"b":"%s"}}}`},
+		{"tools/call", `{"name":"t","arguments":{"a":"%s"}}`},
+	} {
+		for _, secret := range []string{testToken, "correct horse battery staple"} {
+			line := `{"jsonrpc":"2.0","id":1,"method":"` + tc.name + `","params":` + strings.Replace(tc.params, "%s", secret, 1) + `}`
+			ev := p.Evaluate([]byte(line), nil)
+			if ev.Verdict != Rejected || ev.ErrorCode != "INPUT_REJECTED_SECRET" {
+				t.Errorf("%s with %.8s...: got %s %s, want INPUT_REJECTED_SECRET", tc.name, secret, ev.Verdict, ev.ErrorCode)
+			}
+			if strings.Contains(string(ev.Reply), secret) {
+				t.Errorf("%s: the rejection echoes the secret", tc.name)
+			}
+		}
+		line := `{"jsonrpc":"2.0","id":1,"method":"` + tc.name + `","params":` + strings.Replace(tc.params, "%s", "ordinary words", 1) + `}`
+		if ev := p.Evaluate([]byte(line), nil); ev.Verdict != Allowed {
+			t.Errorf("%s without a secret: got %s %s", tc.name, ev.Verdict, ev.Error)
+		}
+	}
+}
+
+// TestAnswerSecrets: the client's answers to the server's requests (an
+// elicitation form, a sampled message) are judged for credentials like
+// tools/call arguments; clean answers pass.
+func TestAnswerSecrets(t *testing.T) {
+	p, err := Baseline().WithEnvironment(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.NewSession()
+	for _, tc := range []struct {
+		method, result string
+		refused        bool
+	}{
+		{"elicitation/create", `{"action":"accept","content":{"password":"` + testToken + `"}}`, true},
+		{"elicitation/create", `{"action":"accept","content":{"` + testToken + `":true}}`, true},
+		{"sampling/createMessage", `{"role":"assistant","model":"m","content":{"type":"text","text":"key ` + testToken + `"}}`, true},
+		{"elicitation/create", `{"action":"accept","content":{"name":"Ada"}}`, false},
+		{"sampling/createMessage", `{"role":"assistant","model":"m","content":{"type":"text","text":"hello"}}`, false},
+	} {
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":3,"result":` + tc.result + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := s.Answer(tc.method, m)
+		if (v.Rejection != nil) != tc.refused {
+			t.Errorf("%s %s: rejection %+v, want refused=%v", tc.method, tc.result, v.Rejection, tc.refused)
+			continue
+		}
+		if v.Rejection == nil {
+			continue
+		}
+		if v.Rejection.ErrorCode != "INPUT_REJECTED_SECRET" || v.Audit || !v.AsError {
+			t.Errorf("%s: got %+v", tc.method, v)
+		}
+		if reply := string(v.Reply(m.ID)); strings.Contains(reply, testToken) || !strings.Contains(reply, `"error"`) {
+			t.Errorf("%s: reply to the server %s", tc.method, reply)
+		}
+	}
+	audit := loadWithEnv(t, "version: 1\nsecrets: {ingress: audit}\n").NewSession()
+	m, _ := message.Parse([]byte(`{"jsonrpc":"2.0","id":3,"result":{"action":"accept","content":{"p":"` + testToken + `"}}}`))
+	if v := audit.Answer("elicitation/create", m); v.Rejection == nil || !v.Audit {
+		t.Errorf("secrets ingress audit: got %+v, want an audited rejection", v)
+	}
+}

@@ -483,7 +483,9 @@ func (r *relay) fromServer(m *message.Message) {
 }
 
 // answerFromAgent relays the agent's answer to a request of the server.
-// Only an answer to a server request in flight is relayed; an answer to
+// Only an answer to a server request in flight is relayed; one that
+// carries a credential is replaced by a JSON-RPC error (see
+// policy.Session.Answer); an answer to
 // roots/list is judged against the policy's path_scope roots (roots outside
 // them are removed, see policy.Session.RootsAnswer), and one that cannot
 // be read is replaced by an error to the server, so the server does not
@@ -495,6 +497,19 @@ func (r *relay) answerFromAgent(m *message.Message) {
 			ID: logID(m.ID), Action: eventlog.ActionDropped,
 			Message: "a response to no server request in flight (an id the agent made up, a second answer, or an answer to a request the server cancelled)"})
 		return
+	}
+	if v := r.session.Answer(method, m); v.Rejection != nil {
+		ev := eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventRejected, Direction: eventlog.Ingress,
+			Method: method, ID: logID(m.ID), ErrorCode: v.Rejection.ErrorCode, Field: v.Rejection.Field,
+			Rule: v.Rejection.Rule, Action: eventlog.ActionRejected, Message: v.Rejection.Error, PolicyText: true}
+		if v.Audit {
+			ev.Event, ev.Action = eventlog.EventAudited, eventlog.ActionAudited
+		}
+		r.log.Log(ev)
+		if !v.Audit {
+			r.toServerLine(v.Reply(m.ID))
+			return
+		}
 	}
 	out := m.Raw
 	if method == "roots/list" {
