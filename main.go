@@ -25,8 +25,8 @@ import (
 	"github.com/mcpguard/mcpguard/policy"
 	"github.com/mcpguard/mcpguard/policy/pins/pincmd"
 	"github.com/mcpguard/mcpguard/policy/starter"
-	"github.com/mcpguard/mcpguard/policy/wrap"
 	"github.com/mcpguard/mcpguard/proxy"
+	"github.com/mcpguard/mcpguard/proxy/agentconfig"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
 )
 
@@ -304,7 +304,7 @@ func (c *command) app() *cli.App {
 // configFlags are the flags wrap, unwrap and status share.
 func configFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "client", Usage: "only the configs of client `NAME` (" + strings.Join(wrap.Clients, ", ") + "); repeatable"},
+		&cli.StringSliceFlag{Name: "client", Usage: "only the configs of client `NAME` (" + strings.Join(agentconfig.Clients, ", ") + "); repeatable"},
 		&cli.StringSliceFlag{Name: "project", Usage: "the project configs in `DIR` (default: the working directory); repeatable"},
 		&cli.BoolFlag{Name: "all-projects", Usage: "also every project directory ~/.claude.json names (status always reads them)"},
 		&cli.StringFlag{Name: "home", Usage: "look for user configs under `DIR` instead of $HOME", Hidden: true},
@@ -330,7 +330,7 @@ func (c *command) wrapCommand(name, usage string, guard bool) *cli.Command {
 				return 2, err
 			}
 			if !guard {
-				return wrap.Unwrap(o)
+				return agentconfig.Unwrap(o)
 			}
 			if dir := ctx.String("policy-dir"); dir != "" {
 				if o.Policies.Dir, err = filepath.Abs(dir); err != nil {
@@ -347,18 +347,18 @@ func (c *command) wrapCommand(name, usage string, guard bool) *cli.Command {
 			} else if ctx.Bool("init") {
 				return 2, errors.New("--init needs --policy-dir DIR: the starter policies are written there")
 			}
-			return wrap.Wrap(o)
+			return agentconfig.Wrap(o)
 		})}
 }
 
 // wrapOptions reads the flags wrap, unwrap and status share.
-func (c *command) wrapOptions(ctx *cli.Context) (wrap.Options, error) {
+func (c *command) wrapOptions(ctx *cli.Context) (agentconfig.Options, error) {
 	if ctx.Args().Len() > 0 || c.dashdash {
-		return wrap.Options{}, fmt.Errorf("%s takes no arguments", ctx.Command.Name)
+		return agentconfig.Options{}, fmt.Errorf("%s takes no arguments", ctx.Command.Name)
 	}
 	for _, name := range ctx.StringSlice("client") {
-		if !wrap.KnownClient(name) {
-			return wrap.Options{}, fmt.Errorf("unknown client %q: one of %s", name, strings.Join(wrap.Clients, ", "))
+		if !agentconfig.KnownClient(name) {
+			return agentconfig.Options{}, fmt.Errorf("unknown client %q: one of %s", name, strings.Join(agentconfig.Clients, ", "))
 		}
 	}
 	projects := ctx.StringSlice("project")
@@ -367,9 +367,9 @@ func (c *command) wrapOptions(ctx *cli.Context) (wrap.Options, error) {
 			projects = []string{wd}
 		}
 	}
-	env, err := wrap.EnvFromOS(ctx.String("home"), projects)
+	env, err := agentconfig.EnvFromOS(ctx.String("home"), projects)
 	if err != nil {
-		return wrap.Options{}, err
+		return agentconfig.Options{}, err
 	}
 	env.AllProjects = ctx.Bool("all-projects")
 	// The absolute path of this binary, so that clients started without the
@@ -384,11 +384,11 @@ func (c *command) wrapOptions(ctx *cli.Context) (wrap.Options, error) {
 		// A `go run` binary is deleted when it exits: entries pointing at
 		// it would stop every server they guard.
 		if strings.Contains(exe, string(filepath.Separator)+"go-build") && ctx.Command.Name == "wrap" && !ctx.Bool("dry-run") {
-			return wrap.Options{}, fmt.Errorf("%s is a go run build that is deleted when it exits; install mcpguard, or pass --command PATH", exe)
+			return agentconfig.Options{}, fmt.Errorf("%s is a go run build that is deleted when it exits; install mcpguard, or pass --command PATH", exe)
 		}
 	}
-	return wrap.Options{Env: env, Clients: ctx.StringSlice("client"), Exe: exe, DryRun: ctx.Bool("dry-run"),
-		Policies: wrap.Policies{DryRun: ctx.Bool("dry-run")}, Stdout: c.stdout, Stderr: c.stderr}, nil
+	return agentconfig.Options{Env: env, Clients: ctx.StringSlice("client"), Exe: exe, DryRun: ctx.Bool("dry-run"),
+		Policies: agentconfig.Policies{DryRun: ctx.Bool("dry-run")}, Stdout: c.stdout, Stderr: c.stderr}, nil
 }
 
 // statusCmd is `mcpguard status`; rejections are those of the last 24 hours
@@ -398,7 +398,7 @@ func (c *command) statusCmd(ctx *cli.Context) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	so := wrap.StatusOptions{Since: "24h"}
+	so := agentconfig.StatusOptions{Since: "24h"}
 	if f, err := os.Open(ctx.String("log")); err == nil {
 		stats := eventlog.NewStats(time.Now().Add(-24 * time.Hour))
 		_, err := stats.ReadFrom(f)
@@ -407,7 +407,7 @@ func (c *command) statusCmd(ctx *cli.Context) (int, error) {
 			so.Rejections = stats.By[eventlog.ByServer]
 		}
 	}
-	return wrap.Status(o, so)
+	return agentconfig.Status(o, so)
 }
 
 // logArg is the optional LOG argument of tail and stats.

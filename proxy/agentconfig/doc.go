@@ -1,11 +1,12 @@
-// Package wrap puts mcpguard in front of the MCP servers that agents
-// already have configured, and takes it out again: `mcpguard wrap`,
-// `mcpguard unwrap` and `mcpguard status`. An unguarded server in some
-// agent's config is a shadow server (OWASP MCP09): status lists every one.
+// Package agentconfig edits the MCP server entries of agents' configs:
+// it writes the proxy's launch line in front of every stdio server and
+// takes it out again (`mcpguard wrap`, `mcpguard unwrap`), and reads
+// every entry for `mcpguard status`. An unguarded server in some agent's
+// config is a shadow server (OWASP MCP09): status lists every one.
 //
-// It lives in the policy layer because it edits agent configs and places
-// policies; it runs no relay and imports nothing from proxy (status is
-// handed the log's rejection counts by the caller).
+// It sits in the proxy layer because what it writes is how the proxy is
+// launched; it places policies through the policy layer and runs no relay
+// (status is handed the log's rejection counts by the caller).
 //
 // # Configs
 //
@@ -129,4 +130,4 @@
 // "session" without one, "N tools" pinned, "missing" (mcpguard will not
 // start the server: run mcpguard pin), "invalid", or "?" when the policy
 // does not load.
-package wrap
+package agentconfig
