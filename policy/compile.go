@@ -28,6 +28,7 @@ type fileV1 struct {
 	Links        *linksV1                  `json:"links"`
 	Pins         string                    `json:"pins"`
 	Lint         string                    `json:"lint"`
+	ServerReqs   *serverRequestsV1         `json:"server_requests"`
 }
 
 type toolV1 struct {
@@ -226,6 +227,9 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 		return p, append(errs, at("/secrets", err.Error()))
 	}
 	p.secrets = sp
+	if p.serverRequests, err = compileServerRequests(f.ServerReqs); err != nil {
+		return p, append(errs, at("/server_requests/url_hosts", "server_requests.url_hosts: "+err.Error()))
+	}
 	return p, errs
 }
 

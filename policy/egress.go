@@ -41,6 +41,11 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 			return nil, nil, err
 		}
 	}
+	if m.Kind == message.Response && m.Result != nil && mayHoldInputRequests(m.Result) {
+		if reason := s.inputRequests(m.Result); reason != "" {
+			return nil, nil, errors.New(reason)
+		}
+	}
 	raw := m.Raw
 	// The parser's one pass already knows, for most messages, that no
 	// string holds anything text could change (it applies to m.Raw only).
@@ -89,6 +94,13 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 		return raw, rewrites, nil // suspect code points that text keeps where they stand
 	}
 	return out, append(rewrites, more...), nil
+}
+
+// mayHoldInputRequests reports whether a result may have an inputRequests
+// member: its name written out, or any \u escape (a name may be spelled
+// with one).
+func mayHoldInputRequests(result []byte) bool {
+	return bytes.Contains(result, []byte("inputRequests")) || bytes.Contains(result, []byte(`\u`))
 }
 
 var errUnknownTask = errors.New("a tasks/result for a task mcpguard did not see created: the egress rules of its tool cannot be applied")

@@ -59,6 +59,8 @@ type Policy struct {
 	// secrets holds the secrets: and links: settings, and the scanners
 	// made from them and the known secrets of the server's environment.
 	secrets *secretsPolicy
+	// serverRequests is the server_requests: section.
+	serverRequests *serverRequestsPolicy
 }
 
 // callPlan is everything the policy says about calls of one tool: the
@@ -114,7 +116,11 @@ func (p *Policy) callPlanFor(tool string) *callPlan {
 // in arguments and redacted in what the server sends, and images to any
 // host are removed.
 func Baseline() *Policy {
-	p := &Policy{Source: "baseline", Mode: Enforce, secrets: defaultSecrets()}
+	sr, err := compileServerRequests(nil)
+	if err != nil {
+		panic("baseline server_requests: " + err.Error()) // no hosts: cannot fail
+	}
+	p := &Policy{Source: "baseline", Mode: Enforce, secrets: defaultSecrets(), serverRequests: sr}
 	if err := p.learnSecrets(os.Environ(), os.LookupEnv); err != nil {
 		panic("baseline secrets: " + err.Error()) // no files, no rules allowed: cannot fail
 	}
@@ -148,7 +154,7 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
 		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, lock: p.lock, tools: p.tools, ingress: p.ingress, egress: p.egress,
-		calls: p.calls, unlisted: p.unlisted, secrets: p.secrets}
+		calls: p.calls, unlisted: p.unlisted, secrets: p.secrets, serverRequests: p.serverRequests}
 }
 
 // sortTools puts exact names before globs, each in name order, so that

@@ -164,6 +164,10 @@ type Session struct {
 	// decision: withheld and audited items, new items, lint findings,
 	// replaced instructions.
 	OnPin func(pins.Event)
+	// OnServerRequest, when set (before the session is used), gets every
+	// decision on an inputRequests entry of a result (see Egress); the
+	// relay logs its own decisions on the server's requests.
+	OnServerRequest func(ServerRequestDecision)
 }
 
 // AwaitsServerSchema reports whether m is a tools/call that

@@ -132,6 +132,7 @@ func Run(cfg Config) int {
 	r.tools = newToolsFetch(r, cfg.ToolsListTimeout)
 	defer r.tools.stop()
 	r.session.OnPin = r.logPin
+	r.session.OnServerRequest = func(d policy.ServerRequestDecision) { r.logServerRequest(d, nil) }
 
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -470,6 +471,16 @@ func (r *relay) fromServer(m *message.Message) {
 			r.answerServer(message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: this request could not be relayed safely: "+err.Error(), nil))
 		}
 		return
+	}
+	if m.Kind == message.Request {
+		d := r.session.JudgeServerRequest(m.Method, m.Params)
+		if d.Kind != "" {
+			r.logServerRequest(d, m.ID)
+		}
+		if d.Refused() {
+			r.answerServer(message.RejectionError(m.ID, jsonrpc2.CodeInvalidRequest, d.RejectionOf()))
+			return
+		}
 	}
 	if m.Kind == message.Request && !r.serverReqs.add(m.IDKey(), m.Method) {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,

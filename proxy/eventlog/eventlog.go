@@ -37,6 +37,9 @@ const (
 	EventLimit     Kind = "limit"
 	EventWarning   Kind = "warning" // the policy and the server disagree (a path_scope root that does not exist, ...)
 	EventPin       Kind = "pin"     // a pin or lint decision on what the server shows the model
+	// EventServerRequest is a request of the server's to the client
+	// (sampling, elicitation, roots) that the policy allowed.
+	EventServerRequest Kind = "server_request"
 )
 
 // Action is what mcpguard did with a message, as written in the "action"
@@ -50,6 +53,7 @@ const (
 	ActionRewritten Action = "rewritten"
 	ActionDropped   Action = "dropped"
 	ActionWithheld  Action = "withheld" // an item removed from its list, its calls refused
+	ActionAllowed   Action = "allowed"  // a server request relayed under server_requests
 	ActionNone      Action = ""
 )
 
