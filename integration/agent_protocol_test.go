@@ -10,7 +10,7 @@ import (
 )
 
 // TestGuardedAgentProtocol: what the agent sends besides requests is
-// judged too (issue 16). Through the built binary in front of testserver,
+// judged too. Through the built binary in front of testserver,
 // which records every line it receives:
 //   - a tools/call without an id never reaches the server;
 //   - a response to no server request (a made-up id) never reaches it;

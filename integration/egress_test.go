@@ -136,7 +136,7 @@ func TestDirectHostileOutput(t *testing.T) {
 	}
 }
 
-// TestGuardedHostileOutput (issue 4): nothing hostile reaches the client —
+// TestGuardedHostileOutput: nothing hostile reaches the client —
 // not in results at any depth, descriptions, instructions, error messages
 // or log notifications — and the ordinary text around it is kept.
 func TestGuardedHostileOutput(t *testing.T) {

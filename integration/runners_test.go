@@ -20,8 +20,8 @@ import (
 // jest 30.5.2 (integration/node_modules) or go test with testArgs as argv.
 // Each hostile call would run the attacker's code, which writes a marker
 // file; the direct runs prove it does, the guarded runs that mcpguard
-// refuses the call and no marker appears. The test filters of issue 16
-// pass and the runner runs them.
+// refuses the call and no marker appears. Ordinary test filters (names with
+// spaces and brackets, regexps) pass and the runner runs them.
 
 var runnerServer = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(binDir, "runnerserver")

@@ -13,7 +13,7 @@ import (
 
 // The client answers server-filesystem's roots/list with "/", which would
 // widen the server's allowed directories to the whole machine; with every
-// path bypass of issue 16 the server then read and wrote outside its root.
+// path bypass below the server then reads and writes outside its root.
 // Through mcpguard and the shipped filesystem policy nothing outside the
 // root is read, listed, written, moved or created, and the file names that
 // look odd but are ordinary work end to end.

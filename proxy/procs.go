@@ -14,10 +14,9 @@ import (
 // other P is idle. With GOMAXPROCS=2 (a 2-core machine) both Ps sit in the
 // two loops' reads, none is idle, so sysmon retakes them on every tick,
 // never backs off from its 20 µs cadence, and every read that returns must
-// find a P again. On the 2-core VM of the benchmark that is about 10,000
-// sysmon wake-ups a second and ~0.8 µs of CPU per relayed call (2.9 ->
-// 2.1 µs); pipelined throughput rose by about 15 % and the p50 latency
-// fell. A spare P keeps sysmon asleep and each loop on its P.
+// find a P again, which costs CPU on every relayed call. A spare P keeps
+// sysmon asleep and each loop on its P (integration/bench/BENCH.md has
+// the figures).
 const relayProcs = 3
 
 // reserveProcs raises GOMAXPROCS to relayProcs unless the user set
@@ -36,13 +35,10 @@ func reserveProcs() {
 // The runtime's sysmon reads that as a goroutine running for over 10 ms
 // (forcePreemptNS): every 10 ms it preempts each loop and takes its P from
 // the read it is blocked in, and each such take resets sysmon from its
-// 10 ms naps to 20 µs ticks. Under pipelined load integration/bench counted
-// ~2,600 sysmon wake-ups a second and a P lost on 7 % of syscall returns;
-// with a runtime.Gosched every 16 batches (every few milliseconds under
-// load, never more than one per batch), ~100 wake-ups a second and none
-// lost, and up to a tenth less CPU per relayed call (the most on a busy
-// host, none measurable on a quiet one). Light traffic rarely reaches
-// 16 batches in 10 ms, but then sysmon has little to interrupt.
+// 10 ms naps to 20 µs ticks. A runtime.Gosched every 16 batches (every few
+// milliseconds under load, never more than one per batch) keeps sysmon
+// napping and the Ps in place. Light traffic rarely reaches 16 batches in
+// 10 ms, but then sysmon has little to interrupt.
 const passScheduler = 16
 
 // batchCounter counts a loop's batches and lets the scheduler run every

@@ -42,29 +42,7 @@
 //	go run ./integration/bench -n 20000 -big 3 -rounds 1   # a quick look
 //	go run ./integration/bench -policy integration/bench/testdata/twenty-rules.yaml
 //
-// # Figures
-//
-// On the 2-core VM the project is built on, `go run ./integration/bench
-// -n 200000` (3 rounds, 1,215,069 replies verified per path; two runs,
-// 2026-11-23): mcpguard's p50 latency is 1.07-1.08x the floor relay's
-// (target 1.15), its 16 MiB results run at 0.74-0.85x (target 0.6) and its
-// peak RSS is 0.78 of the bound; its pipelined throughput is 0.74-0.76x
-// (302k against 400k calls/s; target 0.85), which it misses. The gap is the
-// checks themselves: a build with the parsing cut out runs at 1.03x the
-// floor (1.07 µs of CPU per call against mcpguard's 1.93 and the relay's
-// 1.04), so strict parsing of both directions, the policy session and the
-// in-flight table cost ~0.9 µs per call in place; every 0.1 µs per call
-// costs about 0.03 of the ratio on this machine.
-//
-// With the checks added since (secret scanning and image removal on every
-// string in both directions by default, pins, invisible-text contexts),
-// `go run ./integration/bench -n 30000 -big 4 -rounds 2` on the same VM
-// (2026-11-23, late): p50 1.17x the floor relay, pipelined throughput
-// 0.44x (3.03 µs of CPU per call against the relay's 0.58), 16 MiB results
-// 0.31x, peak RSS 0.85 of the bound. The same driver measured the build
-// before those checks at throughput 0.69-0.80x and 16 MiB 0.80-0.82x; the
-// difference is the secrets and links scans (0.54x at 16 MiB with them
-// off in the policy).
+// BENCH.md, beside this file, keeps the figures measured over time.
 //
 // The floor relay gets the same runtime settings as mcpguard (a spare P and
 // a pass through the scheduler every 16 batches), so the ratios compare

@@ -55,10 +55,10 @@ func TestGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run go test ./starter -update)", err)
+				t.Fatalf("%v (go test -update in this package writes it)", err)
 			}
 			if string(got) != string(want) {
-				t.Errorf("output differs from %s (go test ./starter -update rewrites it):\n%s", golden, got)
+				t.Errorf("output differs from %s (go test -update in this package rewrites it):\n%s", golden, got)
 			}
 		})
 	}

@@ -11,7 +11,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestGolden runs Text over bigger hostile samples (testdata/*.in) and
-// compares with testdata/*.golden. Rewrite with: go test ./canon -update.
+// compares with testdata/*.golden. Rewrite with: go test -update, in this package.
 func TestGolden(t *testing.T) {
 	inputs, _ := filepath.Glob("testdata/*.in")
 	if len(inputs) == 0 {

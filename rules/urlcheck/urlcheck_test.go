@@ -6,7 +6,7 @@ import (
 )
 
 // ssrf are spellings of hosts that are not the public internet, from the
-// red-team round of issue 16 and the usual SSRF lists.
+// red-team rounds against the URL check and the usual SSRF lists.
 var ssrf = []string{
 	"http://127.0.0.1/", "http://127.1/", "http://127.0.1/", "http://0x7f.1/", "http://0x7f000001/",
 	"http://2130706433/", "http://017700000001/", "http://0177.0.0.1/", "http://0177.1/",
