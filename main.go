@@ -330,7 +330,8 @@ func (c *command) wrapCommand(name, usage string, guard bool) *cli.Command {
 				return 2, err
 			}
 			if !guard {
-				return agentconfig.Unwrap(o)
+				r := agentconfig.Unwrap(o)
+				return c.report(r, r.Errs, r.Failed()), nil
 			}
 			if dir := ctx.String("policy-dir"); dir != "" {
 				if o.Policies.Dir, err = filepath.Abs(dir); err != nil {
@@ -347,8 +348,22 @@ func (c *command) wrapCommand(name, usage string, guard bool) *cli.Command {
 			} else if ctx.Bool("init") {
 				return 2, errors.New("--init needs --policy-dir DIR: the starter policies are written there")
 			}
-			return agentconfig.Wrap(o)
+			r := agentconfig.Wrap(o)
+			return c.report(r, r.Errs, r.Failed()), nil
 		})}
+}
+
+// report writes a command's report to stdout and the errors beside it to
+// stderr; its status is 1 when something failed.
+func (c *command) report(r fmt.Stringer, errs []error, failed bool) int {
+	for _, err := range errs {
+		fmt.Fprintf(c.stderr, "mcpguard: %v\n", err)
+	}
+	fmt.Fprint(c.stdout, r)
+	if failed {
+		return 1
+	}
+	return 0
 }
 
 // wrapOptions reads the flags wrap, unwrap and status share.
@@ -388,7 +403,7 @@ func (c *command) wrapOptions(ctx *cli.Context) (agentconfig.Options, error) {
 		}
 	}
 	return agentconfig.Options{Env: env, Clients: ctx.StringSlice("client"), Exe: exe, DryRun: ctx.Bool("dry-run"),
-		Policies: agentconfig.Policies{DryRun: ctx.Bool("dry-run")}, Stdout: c.stdout, Stderr: c.stderr}, nil
+		Policies: agentconfig.Policies{DryRun: ctx.Bool("dry-run")}}, nil
 }
 
 // statusCmd is `mcpguard status`; rejections are those of the last 24 hours
@@ -407,7 +422,8 @@ func (c *command) statusCmd(ctx *cli.Context) (int, error) {
 			so.Rejections = stats.By[eventlog.ByServer]
 		}
 	}
-	return agentconfig.Status(o, so)
+	r := agentconfig.Status(o, so)
+	return c.report(r, r.Errs, len(r.Errs) > 0), nil
 }
 
 // logArg is the optional LOG argument of tail and stats.

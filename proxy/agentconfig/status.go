@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpguard/mcpguard/policy"
@@ -23,73 +24,91 @@ type StatusOptions struct {
 	Lock func(s Server) string
 }
 
-// Status writes one line per configured server of every config found
-// (in every project ~/.claude.json names, too):
-// client and file, whether mcpguard guards it and with which policy, its
-// lock state, and its rejections in the log. It returns 1 when a config
-// could not be read.
-func Status(o Options, so StatusOptions) (int, error) {
+// StatusReport is one row per configured server of every config found.
+type StatusReport struct {
+	Since     string // which rejections Rejected counts, for the header
+	Rows      []StatusRow
+	Notes     []string // configs not read and entries skipped, with why
+	Guarded   int      // stdio servers mcpguard guards
+	Unguarded int      // stdio servers it does not: shadow servers
+	// Errs are the configs that could not be read.
+	Errs []error
+}
+
+// StatusRow is one server: "-" where a column does not apply.
+type StatusRow struct {
+	Client, Server, State, Policy, Lock, Rejected, Config string
+}
+
+// Status reads every config found (in every project ~/.claude.json
+// names, too) and says, per server, whether mcpguard guards it and with
+// which policy, its lock state, and its rejections in the log.
+func Status(o Options, so StatusOptions) StatusReport {
 	o.Env.AllProjects = true
 	cfgs, errs := o.load()
-	status := 0
-	for _, err := range errs {
-		fmt.Fprintf(o.Stderr, "mcpguard: %v\n", err)
-		status = 1
-	}
-	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
-	rej := "REJECTED"
-	if so.Since != "" {
-		rej += " (" + so.Since + ")"
-	}
-	fmt.Fprintf(tw, "CLIENT\tSERVER\tSTATE\tPOLICY\tLOCK\t%s\tCONFIG\n", rej)
-	var notes []string
-	guarded, unguarded := 0, 0
+	r := StatusReport{Since: so.Since, Errs: errs}
 	for _, c := range cfgs {
 		where := Display(c.Path, o.Env.Home)
 		if c.Unsupported != "" {
-			fmt.Fprintf(tw, "%s\t?\tnot read\t-\t-\t-\t%s\n", c.Client, where)
-			notes = append(notes, fmt.Sprintf("%s: not supported: %s", where, c.Unsupported))
+			r.Rows = append(r.Rows, StatusRow{c.Client, "?", "not read", "-", "-", "-", where})
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: not supported: %s", where, c.Unsupported))
 			continue
 		}
 		for _, s := range c.Servers {
-			state, pol, lock, count := s.Kind.String(), "-", "-", "-"
+			row := StatusRow{c.Client, serverLabel(&s), s.Kind.String(), "-", "-", "-", where}
 			switch s.Kind {
 			case Guarded:
-				guarded++
-				pol = "baseline"
+				r.Guarded++
+				row.Policy = "baseline"
 				if s.Policy != "" {
-					pol = Display(s.Policy, o.Env.Home)
+					row.Policy = Display(s.Policy, o.Env.Home)
 				}
 				if so.Lock != nil {
-					lock = so.Lock(s)
+					row.Lock = so.Lock(s)
 				} else {
-					lock = LockState(s)
+					row.Lock = LockState(s)
 				}
 				if so.Rejections != nil {
-					count = strconv.Itoa(so.Rejections[LogName(s)])
+					row.Rejected = strconv.Itoa(so.Rejections[LogName(s)])
 				}
 			case Unguarded:
-				unguarded++
-				state = "UNGUARDED"
+				r.Unguarded++
+				row.State = "UNGUARDED"
 			case Remote:
-				state = "remote"
-				pol = s.Note
+				row.State = "remote"
+				row.Policy = s.Note
 			case Unusable:
-				notes = append(notes, fmt.Sprintf("%s: %s: %s", where, serverLabel(&s), s.Note))
+				r.Notes = append(r.Notes, fmt.Sprintf("%s: %s: %s", where, serverLabel(&s), s.Note))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Client, serverLabel(&s), state, pol, lock, count, where)
+			r.Rows = append(r.Rows, row)
 		}
 	}
+	return r
+}
+
+// String is the report as status prints it: a table, the notes, and a
+// summary line.
+func (r StatusReport) String() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	rej := "REJECTED"
+	if r.Since != "" {
+		rej += " (" + r.Since + ")"
+	}
+	fmt.Fprintf(tw, "CLIENT\tSERVER\tSTATE\tPOLICY\tLOCK\t%s\tCONFIG\n", rej)
+	for _, w := range r.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Client, w.Server, w.State, w.Policy, w.Lock, w.Rejected, w.Config)
+	}
 	tw.Flush()
-	for _, n := range notes {
-		fmt.Fprintln(o.Stdout, n)
+	for _, n := range r.Notes {
+		b.WriteString(n + "\n")
 	}
-	fmt.Fprintf(o.Stdout, "%d guarded, %d unguarded stdio servers", guarded, unguarded)
-	if unguarded > 0 {
-		fmt.Fprint(o.Stdout, " (mcpguard wrap guards them)")
+	fmt.Fprintf(&b, "%d guarded, %d unguarded stdio servers", r.Guarded, r.Unguarded)
+	if r.Unguarded > 0 {
+		b.WriteString(" (mcpguard wrap guards them)")
 	}
-	fmt.Fprintln(o.Stdout)
-	return status, nil
+	b.WriteByte('\n')
+	return b.String()
 }
 
 // LockState says how a guarded server's tool definitions are pinned:

@@ -3,7 +3,7 @@ package agentconfig
 import (
 	"bytes"
 	"fmt"
-	"io"
+	"strings"
 	"text/tabwriter"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -19,8 +19,6 @@ type Options struct {
 	Exe      string
 	DryRun   bool
 	Policies Policies
-	Stdout   io.Writer
-	Stderr   io.Writer
 }
 
 func (o *Options) load() ([]*Config, []error) {
@@ -38,115 +36,168 @@ func (o *Options) load() ([]*Config, []error) {
 	return cfgs, errs
 }
 
+// Report is what Wrap or Unwrap did: one File per config found, in the
+// order Locate lists them.
+type Report struct {
+	Files []File
+	// Errs are the configs that could not be read or written, each left
+	// as it was (the others are still handled).
+	Errs []error
+}
+
+// File is one config and what became of it.
+type File struct {
+	Path   string // as displayed: under the home directory as ~/...
+	Client string
+	Scope  string // "user", or "project DIR"
+	// Unsupported says why the file is listed but not edited (codex's
+	// TOML); nothing else is set then.
+	Unsupported string
+	Servers     []Outcome
+	// State is "no change", "would change (dry run)", "changed" or
+	// "NOT CHANGED" (the write failed; the error is in Report.Errs).
+	State string
+	// Diff is the unified diff of a dry run's change.
+	Diff string
+}
+
+// Outcome is what became of one server entry.
+type Outcome struct {
+	Server string // its name, with [PROJECT] for a project's local server
+	What   string // wrapped, unwrapped, guarded, unguarded, policy, remote, skipped, error
+	Detail string
+	Failed bool // the entry, or the policy meant for it, could not be handled
+}
+
+// Failed says whether the exit status should say something went wrong:
+// a config not read or written, or an entry not handled.
+func (r Report) Failed() bool {
+	if len(r.Errs) > 0 {
+		return true
+	}
+	for _, f := range r.Files {
+		for _, s := range f.Servers {
+			if s.Failed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// String is the report as wrap and unwrap print it: per file, a header
+// with its state, a line per server, and a dry run's diff.
+func (r Report) String() string {
+	var b strings.Builder
+	if len(r.Files) == 0 && len(r.Errs) == 0 {
+		return "no agent configs found\n"
+	}
+	for _, f := range r.Files {
+		fmt.Fprintf(&b, "%s (%s, %s)", f.Path, f.Client, f.Scope)
+		if f.Unsupported != "" {
+			fmt.Fprintf(&b, ": not supported: %s\n", f.Unsupported)
+			continue
+		}
+		b.WriteString(": " + f.State)
+		if f.State == "changed" {
+			b.WriteString(" (backup: " + f.Path + BackupSuffix + ")")
+			if f.Scope != "user" {
+				b.WriteString("\n  (a project file: if it is committed, the paths written are this machine's; --command mcpguard writes a PATH lookup)")
+			}
+		}
+		b.WriteByte('\n')
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		for _, s := range f.Servers {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Server, s.What, s.Detail)
+		}
+		tw.Flush()
+		b.WriteString(f.Diff)
+	}
+	return b.String()
+}
+
 // Wrap puts mcpguard in front of every unguarded stdio server of every
-// config found, and reports what it did per file (or, with DryRun, the
-// diff it would apply). It returns 1 when a file could not be read or
-// written (the others are still handled), else 0.
-func Wrap(o Options) (int, error) {
+// config found and writes each changed file (with DryRun, only computes
+// the diff it would apply).
+func Wrap(o Options) Report {
 	return o.run(true)
 }
 
 // Unwrap restores every guarded entry to the command it guarded.
-func Unwrap(o Options) (int, error) {
+func Unwrap(o Options) Report {
 	return o.run(false)
 }
 
-func (o *Options) run(wrap bool) (int, error) {
+func (o *Options) run(wrap bool) Report {
 	o.Policies.DryRun = o.DryRun // a dry run writes no policy and starts no server
 	cfgs, errs := o.load()
-	status := 0
-	for _, err := range errs {
-		fmt.Fprintf(o.Stderr, "mcpguard: %v\n", err)
-		status = 1
-	}
-	if len(cfgs) == 0 && len(errs) == 0 {
-		fmt.Fprintln(o.Stdout, "no agent configs found")
-		return 0, nil
-	}
+	r := Report{Errs: errs}
 	for _, c := range cfgs {
+		f := File{Path: Display(c.Path, o.Env.Home), Client: c.Client, Scope: c.Scope, Unsupported: c.Unsupported}
 		if c.Unsupported != "" {
-			fmt.Fprintf(o.Stdout, "%s (%s, %s): not supported: %s\n", Display(c.Path, o.Env.Home), c.Client, c.Scope, c.Unsupported)
+			r.Files = append(r.Files, f)
 			continue
 		}
-		var report bytes.Buffer
-		tw := tabwriter.NewWriter(&report, 0, 4, 2, ' ', 0)
-		failed := false
 		for i := range c.Servers {
 			s := &c.Servers[i]
-			line := o.edit(c, s, wrap)
-			if line.failed {
-				failed = true
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", serverLabel(s), line.what, line.detail)
+			out := o.edit(c, s, wrap)
+			out.Server = serverLabel(s)
+			f.Servers = append(f.Servers, out)
 		}
-		tw.Flush()
-		header := fmt.Sprintf("%s (%s, %s)", Display(c.Path, o.Env.Home), c.Client, c.Scope)
 		after := c.Bytes()
-		changed := !bytes.Equal(after, c.src)
 		switch {
-		case !changed:
-			header += ": no change"
+		case bytes.Equal(after, c.src):
+			f.State = "no change"
 		case o.DryRun:
-			header += ": would change (dry run)"
+			f.State = "would change (dry run)"
+			f.Diff = udiff.Unified(f.Path, f.Path, string(c.src), string(after))
 		default:
 			if err := commit(c.Path, c.src, after); err != nil {
-				fmt.Fprintf(o.Stderr, "mcpguard: %s: %v; left as it is\n", Display(c.Path, o.Env.Home), err)
-				status = 1
-				header += ": NOT CHANGED"
+				r.Errs = append(r.Errs, fmt.Errorf("%s: %v; left as it is", f.Path, err))
+				f.State = "NOT CHANGED"
 			} else {
-				header += ": changed (backup: " + Display(c.Path, o.Env.Home) + BackupSuffix + ")"
-				if c.Scope != "user" {
-					header += "\n  (a project file: if it is committed, the paths written are this machine's; --command mcpguard writes a PATH lookup)"
-				}
+				f.State = "changed"
 			}
 		}
-		if failed {
-			status = 1
-		}
-		fmt.Fprintln(o.Stdout, header)
-		o.Stdout.Write(report.Bytes())
-		if changed && o.DryRun {
-			name := Display(c.Path, o.Env.Home)
-			fmt.Fprint(o.Stdout, udiff.Unified(name, name, string(c.src), string(after)))
-		}
+		r.Files = append(r.Files, f)
 	}
-	return status, nil
+	return r
 }
 
-type outcome struct {
-	what, detail string
-	failed       bool
+// outcome is an Outcome before its server label is set.
+func outcome(what, detail string, failed bool) Outcome {
+	return Outcome{What: what, Detail: detail, Failed: failed}
 }
 
 // edit wraps or unwraps one server and says what became of it.
-func (o *Options) edit(c *Config, s *Server, wrap bool) outcome {
+func (o *Options) edit(c *Config, s *Server, wrap bool) Outcome {
 	switch s.Kind {
 	case Remote:
-		return outcome{"remote", s.Note + ": not wrappable (nothing runs locally)", false}
+		return outcome("remote", s.Note+": not wrappable (nothing runs locally)", false)
 	case Unusable:
-		return outcome{"skipped", s.Note, false}
+		return outcome("skipped", s.Note, false)
 	}
 	if wrap && s.Kind == Guarded {
 		if s.Policy == "" && len(s.Own) == 0 && len(s.Argv) > 0 && o.Policies.Dir != "" {
 			return o.givePolicy(c, s)
 		}
-		return outcome{"guarded", "already; " + policyLabel(s.Policy), false}
+		return outcome("guarded", "already; "+policyLabel(s.Policy), false)
 	}
 	if !wrap && s.Kind == Unguarded {
-		return outcome{"unguarded", "not wrapped", false}
+		return outcome("unguarded", "not wrapped", false)
 	}
 	if !wrap {
 		if err := c.unguard(s); err != nil {
-			return outcome{"error", err.Error(), true}
+			return outcome("error", err.Error(), true)
 		}
-		return outcome{"unwrapped", "runs " + s.Argv[0] + " directly again", false}
+		return outcome("unwrapped", "runs "+s.Argv[0]+" directly again", false)
 	}
 	pl, perr := o.Policies.place(c.Client, c, s)
 	if perr != nil && pl.note == "" {
-		return outcome{"error", "policy: " + perr.Error() + "; not wrapped", true}
+		return outcome("error", "policy: "+perr.Error()+"; not wrapped", true)
 	}
 	if err := c.guard(s, o.Exe, pl.path); err != nil {
-		return outcome{"error", err.Error(), true}
+		return outcome("error", err.Error(), true)
 	}
 	detail := policyLabel(pl.path)
 	if pl.note != "" && pl.note != "baseline" {
@@ -154,25 +205,25 @@ func (o *Options) edit(c *Config, s *Server, wrap bool) outcome {
 	}
 	if perr != nil {
 		detail += "; " + perr.Error()
-		return outcome{"wrapped", detail, true}
+		return outcome("wrapped", detail, true)
 	}
-	return outcome{"wrapped", detail, false}
+	return outcome("wrapped", detail, false)
 }
 
 // givePolicy places a policy for a server guarded by the baseline (wrap
 // without --policy-dir before) and adds it to the entry.
-func (o *Options) givePolicy(c *Config, s *Server) outcome {
+func (o *Options) givePolicy(c *Config, s *Server) Outcome {
 	pl, err := o.Policies.place(c.Client, c, s)
 	if err != nil {
-		return outcome{"guarded", "already, by the baseline; policy: " + err.Error(), true}
+		return outcome("guarded", "already, by the baseline; policy: "+err.Error(), true)
 	}
 	if pl.path == "" {
-		return outcome{"guarded", "already; policy: baseline (" + pl.note + ")", false}
+		return outcome("guarded", "already; policy: baseline ("+pl.note+")", false)
 	}
 	if err := c.addPolicy(s, pl.path); err != nil {
-		return outcome{"error", err.Error(), true}
+		return outcome("error", err.Error(), true)
 	}
-	return outcome{"policy", "added: " + pl.path + " (" + pl.note + ")", false}
+	return outcome("policy", "added: "+pl.path+" ("+pl.note+")", false)
 }
 
 func serverLabel(s *Server) string {

@@ -55,13 +55,21 @@ func fixtureHome(t *testing.T) (string, map[string][]byte) {
 	return home, files
 }
 
-func testOptions(home string, out, errw *bytes.Buffer) Options {
+func testOptions(home string) Options {
 	return Options{
-		Env:    Env{Home: home, AllProjects: true},
-		Exe:    testExe,
-		Stdout: out,
-		Stderr: errw,
+		Env: Env{Home: home, AllProjects: true},
+		Exe: testExe,
 	}
+}
+
+// text writes a report as the command line prints it, its errors to
+// errw, and says whether it failed.
+func text(r Report, out, errw *bytes.Buffer) bool {
+	for _, err := range r.Errs {
+		errw.WriteString(err.Error() + "\n")
+	}
+	out.WriteString(r.String())
+	return r.Failed()
 }
 
 func snapshot(t *testing.T, home string, rels map[string][]byte) map[string][]byte {
@@ -148,8 +156,8 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 	}
 
 	var out, errw bytes.Buffer
-	if st, err := Wrap(testOptions(home, &out, &errw)); err != nil || st != 0 || errw.Len() > 0 {
-		t.Fatalf("wrap: status %d, %v\n%s%s", st, err, out.String(), errw.String())
+	if text(Wrap(testOptions(home)), &out, &errw) || errw.Len() > 0 {
+		t.Fatalf("wrap failed\n%s%s", out.String(), errw.String())
 	}
 	wrapped := snapshot(t, home, orig)
 	wrappedCount := 0
@@ -196,8 +204,8 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 
 	// Wrapping again changes nothing, and says so.
 	out.Reset()
-	if st, err := Wrap(testOptions(home, &out, &errw)); err != nil || st != 0 {
-		t.Fatalf("second wrap: status %d, %v", st, err)
+	if text(Wrap(testOptions(home)), &out, &errw) {
+		t.Fatalf("second wrap failed\n%s%s", out.String(), errw.String())
 	}
 	for rel, b := range snapshot(t, home, orig) {
 		if !bytes.Equal(b, wrapped[rel]) {
@@ -210,8 +218,8 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 
 	// Unwrap restores every byte, and unwraps the entry guarded by hand.
 	out.Reset()
-	if st, err := Unwrap(testOptions(home, &out, &errw)); err != nil || st != 0 || errw.Len() > 0 {
-		t.Fatalf("unwrap: status %d, %v\n%s%s", st, err, out.String(), errw.String())
+	if text(Unwrap(testOptions(home)), &out, &errw) || errw.Len() > 0 {
+		t.Fatalf("unwrap failed\n%s%s", out.String(), errw.String())
 	}
 	for rel, b := range snapshot(t, home, orig) {
 		want := orig[rel]
@@ -235,13 +243,13 @@ func rel(home, path string) string {
 func TestWrapDryRunWritesNothing(t *testing.T) {
 	home, orig := fixtureHome(t)
 	var out, errw bytes.Buffer
-	o := testOptions(home, &out, &errw)
+	o := testOptions(home)
 	o.DryRun = true
 	inits := 0
 	o.Policies = Policies{Dir: filepath.Join(home, "policies"), Shipped: os.DirFS("../../policies"),
 		Init: func([]string, string) error { inits++; return nil }}
-	if st, err := Wrap(o); err != nil || st != 0 {
-		t.Fatalf("status %d, %v\n%s", st, err, errw.String())
+	if text(Wrap(o), &out, &errw) {
+		t.Fatalf("wrap failed\n%s", errw.String())
 	}
 	for rel, b := range snapshot(t, home, orig) {
 		if !bytes.Equal(b, orig[rel]) {
@@ -282,9 +290,8 @@ func TestWrapSkipsBadFilesAndHandlesTheRest(t *testing.T) {
 		}
 	}
 	var out, errw bytes.Buffer
-	st, err := Wrap(testOptions(home, &out, &errw))
-	if err != nil || st != 1 {
-		t.Fatalf("status %d, %v; want 1", st, err)
+	if !text(Wrap(testOptions(home)), &out, &errw) {
+		t.Fatal("wrap did not fail")
 	}
 	for _, want := range []string{
 		"~/.cursor/mcp.json: read-only (mode 0444)",
@@ -329,10 +336,10 @@ func TestWrapFollowsSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errw bytes.Buffer
-	o := testOptions(home, &out, &errw)
+	o := testOptions(home)
 	o.Clients = []string{Cursor}
-	if st, err := Wrap(o); err != nil || st != 0 {
-		t.Fatalf("status %d, %v\n%s", st, err, errw.String())
+	if text(Wrap(o), &out, &errw) {
+		t.Fatalf("wrap failed\n%s", errw.String())
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		t.Fatalf("the symlink was replaced: %v", err)
@@ -354,7 +361,7 @@ func TestWrapPlacesPolicies(t *testing.T) {
 	dir := filepath.Join(home, "pol")
 	var inits [][]string
 	var out, errw bytes.Buffer
-	o := testOptions(home, &out, &errw)
+	o := testOptions(home)
 	o.Policies = Policies{Dir: dir, Shipped: os.DirFS("../../policies"), Init: func(argv []string, out string) error {
 		inits = append(inits, argv)
 		if argv[0] == "coverctl" {
@@ -367,9 +374,8 @@ func TestWrapPlacesPolicies(t *testing.T) {
 	mine := []byte("version: 1\n# mine\n")
 	os.WriteFile(filepath.Join(dir, "windsurf-git.yaml"), mine, 0o644)
 
-	st, err := Wrap(o)
-	if err != nil || st != 1 {
-		t.Fatalf("status %d, %v; want 1 for the init that failed\n%s%s", st, err, out.String(), errw.String())
+	if !text(Wrap(o), &out, &errw) {
+		t.Fatalf("wrap did not fail for the init that failed\n%s%s", out.String(), errw.String())
 	}
 	sum := sha256.Sum256([]byte(filepath.Join(home, "project")))
 	project := "project-" + hex.EncodeToString(sum[:3])
@@ -452,12 +458,12 @@ func TestShippedPolicy(t *testing.T) {
 
 func TestStatus(t *testing.T) {
 	home, _ := fixtureHome(t)
-	var out, errw bytes.Buffer
-	o := testOptions(home, &out, &errw)
-	st, err := Status(o, StatusOptions{Rejections: map[string]int{"mcp-server-fetch": 0, "uvx": 7}, Since: "24h"})
-	if err != nil || st != 0 {
-		t.Fatalf("status %d, %v", st, err)
+	r := Status(testOptions(home), StatusOptions{Rejections: map[string]int{"mcp-server-fetch": 0, "uvx": 7}, Since: "24h"})
+	if len(r.Errs) > 0 {
+		t.Fatalf("errors: %v", r.Errs)
 	}
+	var out strings.Builder
+	out.WriteString(r.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	find := func(client, server string) []string {
 		for _, l := range lines {
@@ -547,10 +553,10 @@ func TestCommitRefusesAFileChangedMeanwhile(t *testing.T) {
 func TestWrapLeavesOtherProjectsAlone(t *testing.T) {
 	home, orig := fixtureHome(t)
 	var out, errw bytes.Buffer
-	o := testOptions(home, &out, &errw)
+	o := testOptions(home)
 	o.Env.AllProjects = false
-	if st, err := Wrap(o); err != nil || st != 0 {
-		t.Fatalf("status %d, %v", st, err)
+	if text(Wrap(o), &out, &errw) {
+		t.Fatalf("wrap failed\n%s%s", out.String(), errw.String())
 	}
 	now := snapshot(t, home, orig)
 	for rel := range orig {
@@ -563,8 +569,8 @@ func TestWrapLeavesOtherProjectsAlone(t *testing.T) {
 	// A project given by name is handled.
 	o.Env.Projects = []string{filepath.Join(home, "project")}
 	out.Reset()
-	if st, err := Wrap(o); err != nil || st != 0 {
-		t.Fatalf("status %d, %v", st, err)
+	if text(Wrap(o), &out, &errw) {
+		t.Fatalf("wrap failed\n%s%s", out.String(), errw.String())
 	}
 	if b, _ := os.ReadFile(filepath.Join(home, "project", ".mcp.json")); bytes.Equal(b, orig["project/.mcp.json"]) {
 		t.Error("the named project was not wrapped")
@@ -574,15 +580,15 @@ func TestWrapLeavesOtherProjectsAlone(t *testing.T) {
 func TestWrapAddsAPolicyToBaselineEntries(t *testing.T) {
 	home, orig := fixtureHome(t)
 	var out, errw bytes.Buffer
-	if st, err := Wrap(testOptions(home, &out, &errw)); err != nil || st != 0 {
-		t.Fatalf("status %d, %v", st, err)
+	if text(Wrap(testOptions(home)), &out, &errw) {
+		t.Fatalf("wrap failed\n%s%s", out.String(), errw.String())
 	}
 	baseline := snapshot(t, home, orig)
-	o := testOptions(home, &out, &errw)
+	o := testOptions(home)
 	o.Policies = Policies{Dir: filepath.Join(home, "pol"), Shipped: os.DirFS("../../policies")}
 	out.Reset()
-	if st, err := Wrap(o); err != nil || st != 0 {
-		t.Fatalf("status %d, %v\n%s", st, err, errw.String())
+	if text(Wrap(o), &out, &errw) {
+		t.Fatalf("wrap failed\n%s", errw.String())
 	}
 	b, _ := os.ReadFile(filepath.Join(home, ".cursor", "mcp.json"))
 	want := strings.Replace(string(baseline[".cursor/mcp.json"]), "        \"--\",\n",
@@ -598,8 +604,8 @@ func TestWrapAddsAPolicyToBaselineEntries(t *testing.T) {
 	}
 	// Unwrap still gives every original back.
 	out.Reset()
-	if st, err := Unwrap(testOptions(home, &out, &errw)); err != nil || st != 0 {
-		t.Fatalf("unwrap: %d %v", st, err)
+	if text(Unwrap(testOptions(home)), &out, &errw) {
+		t.Fatalf("unwrap failed\n%s%s", out.String(), errw.String())
 	}
 	for rel, b := range snapshot(t, home, orig) {
 		if rel != ".claude.json" && !bytes.Equal(b, orig[rel]) {
@@ -614,10 +620,10 @@ func TestPolicyNamesDoNotCollide(t *testing.T) {
 	cfg := `{"mcpServers": {"Git": {"command": "uvx", "args": ["mcp-server-git"]}, "git": {"command": "uvx", "args": ["mcp-server-git", "-v"]}}}`
 	os.WriteFile(filepath.Join(home, ".cursor", "mcp.json"), []byte(cfg), 0o644)
 	var out, errw bytes.Buffer
-	o := testOptions(home, &out, &errw)
+	o := testOptions(home)
 	o.Policies = Policies{Dir: filepath.Join(home, "pol"), Shipped: os.DirFS("../../policies")}
-	if st, err := Wrap(o); err != nil || st != 0 {
-		t.Fatalf("status %d, %v\n%s", st, err, errw.String())
+	if text(Wrap(o), &out, &errw) {
+		t.Fatalf("wrap failed\n%s", errw.String())
 	}
 	b, _ := os.ReadFile(filepath.Join(home, ".cursor", "mcp.json"))
 	for _, name := range []string{"cursor-git.yaml", "cursor-git-2.yaml"} {
