@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpguard/mcpguard/policies"
@@ -159,25 +161,7 @@ func (c *command) app() *cli.App {
 					&cli.StringFlag{Name: "tools-list", Usage: "a tools/list result `FILE` (mcpguard init --save-tools-list): warn about tool names the server does not have"},
 					&cli.DurationFlag{Name: "timeout", Usage: "with a server command: how long it gets to list its tools", Value: 60 * time.Second},
 				},
-				Action: c.action(func(ctx *cli.Context) (int, error) {
-					var tools []byte
-					var err error
-					switch path := ctx.String("tools-list"); {
-					case path != "" && len(c.serverArgv) > 0:
-						return 2, errors.New("check: give --tools-list FILE or a server command after --, not both")
-					case path != "":
-						if tools, err = os.ReadFile(path); err != nil {
-							return 2, err
-						}
-					case len(c.serverArgv) > 0:
-						lctx, cancel := context.WithTimeout(context.Background(), ctx.Duration("timeout"))
-						defer cancel()
-						if tools, err = starter.ListTools(lctx, c.serverArgv, c.stderr, version); err != nil {
-							return 1, fmt.Errorf("check: listing the server's tools: %w", err)
-						}
-					}
-					return policy.Check(ctx.Args().Slice(), tools, c.stdout, c.stderr)
-				}),
+				Action: c.action(c.check),
 			},
 			{
 				Name:      "eval",
@@ -492,7 +476,68 @@ func (c *command) eval(ctx *cli.Context) (int, error) {
 			return 2, err
 		}
 	}
-	return pol.Eval(msg, tools, c.stdout)
+	ev := pol.Evaluate(msg, tools)
+	out, err := json.Marshal(ev, jsontext.Multiline(true))
+	if err != nil {
+		return 1, err
+	}
+	if _, err := fmt.Fprintf(c.stdout, "%s\n", out); err != nil {
+		return 1, err
+	}
+	// A verdict only logged in audit mode still fails: a script checking
+	// a policy must not pass because the policy is in audit.
+	if ev.Verdict == policy.Rejected || ev.Verdict == policy.Audited {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// check is `mcpguard check`: "PATH: ok" on stdout for each policy file
+// that loads, the errors (file:line:col) of one that does not on stderr.
+// With --tools-list FILE, or a server command after -- (started to list
+// its tools), it also warns about tool names a policy writes that the
+// server does not have. The status is 1 when any file fails to load.
+func (c *command) check(ctx *cli.Context) (int, error) {
+	paths := ctx.Args().Slice()
+	if len(paths) == 0 {
+		return 2, errors.New("check needs at least one policy file")
+	}
+	var tools []byte
+	var err error
+	switch path := ctx.String("tools-list"); {
+	case path != "" && len(c.serverArgv) > 0:
+		return 2, errors.New("check: give --tools-list FILE or a server command after --, not both")
+	case path != "":
+		if tools, err = os.ReadFile(path); err != nil {
+			return 2, err
+		}
+	case len(c.serverArgv) > 0:
+		lctx, cancel := context.WithTimeout(context.Background(), ctx.Duration("timeout"))
+		defer cancel()
+		if tools, err = starter.ListTools(lctx, c.serverArgv, c.stderr, version); err != nil {
+			return 1, fmt.Errorf("check: listing the server's tools: %w", err)
+		}
+	}
+	status := 0
+	for _, path := range paths {
+		p, err := policy.LoadFile(path)
+		if err != nil {
+			fmt.Fprintln(c.stderr, err)
+			status = 1
+			continue
+		}
+		if tools != nil {
+			warnings, err := p.ToolNameWarnings(tools)
+			if err != nil {
+				return 2, fmt.Errorf("--tools-list: not a tools/list result: %v", err)
+			}
+			for _, w := range warnings {
+				fmt.Fprintf(c.stderr, "%s: warning: %s\n", path, w)
+			}
+		}
+		fmt.Fprintf(c.stdout, "%s: ok\n", path)
+	}
+	return status, nil
 }
 
 // readInput reads a whole message from a file, or stdin for "" and "-".

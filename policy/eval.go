@@ -2,10 +2,7 @@ package policy
 
 import (
 	"errors"
-	"fmt"
-	"io"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -76,54 +73,4 @@ func (p *Policy) Evaluate(line []byte, toolsList []byte) Evaluation {
 		ev.Reply = v.Reply(m.ID)
 	}
 	return ev
-}
-
-// Eval is `mcpguard eval`: it writes the Evaluation of msg as indented
-// JSON to w. The status is 1 when the message would be rejected, or only
-// logged in audit mode (the verdict still fails: a script checking a
-// policy must not pass because the policy is in audit), else 0.
-func (p *Policy) Eval(msg, toolsList []byte, w io.Writer) (int, error) {
-	ev := p.Evaluate(msg, toolsList)
-	out, err := json.Marshal(ev, jsontext.Multiline(true))
-	if err != nil {
-		return 1, err
-	}
-	if _, err := fmt.Fprintf(w, "%s\n", out); err != nil {
-		return 1, err
-	}
-	if ev.Verdict == Rejected || ev.Verdict == Audited {
-		return 1, nil
-	}
-	return 0, nil
-}
-
-// Check is `mcpguard check`: it loads each policy file and writes
-// "PATH: ok" to stdout, or the file's errors (file:line:col) to stderr.
-// With toolsList (a server's tools/list result) it also warns, on stderr,
-// about tool names the policy writes that the server does not have.
-// The status is 1 when any file fails to load, 2 when there is none.
-func Check(paths []string, toolsList []byte, stdout, stderr io.Writer) (int, error) {
-	if len(paths) == 0 {
-		return 2, errors.New("check needs at least one policy file")
-	}
-	status := 0
-	for _, path := range paths {
-		p, err := LoadFile(path)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			status = 1
-			continue
-		}
-		if toolsList != nil {
-			warnings, err := p.ToolNameWarnings(toolsList)
-			if err != nil {
-				return 2, fmt.Errorf("--tools-list: not a tools/list result: %v", err)
-			}
-			for _, w := range warnings {
-				fmt.Fprintf(stderr, "%s: warning: %s\n", path, w)
-			}
-		}
-		fmt.Fprintf(stdout, "%s: ok\n", path)
-	}
-	return status, nil
 }
