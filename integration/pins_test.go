@@ -265,7 +265,7 @@ func TestPinCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"version: 1", "instructions:", "server_info:", "tools:", "  echo:", "prompts:", "resources:", "resource_templates:", "digest: sha256:"} {
+	for _, want := range []string{"version: 2", "instructions:", "server_info:", "tools:", "  echo:", "prompts:", "resources:", "resource_templates:", "digest: sha256:"} {
 		if !strings.Contains(string(lock), want) {
 			t.Errorf("lock file lacks %q:\n%s", want, lock)
 		}
@@ -280,6 +280,7 @@ func TestPinCommand(t *testing.T) {
 	for _, want := range []string{
 		"instructions: changed", `tool "echo": changed`, `  "description":`, "<IMPORTANT>",
 		`tool "slow": removed`, `tool "slow_v2": new`, `tool "late": new`,
+		`tool "notes_delete_all": changed`, `  "_meta":`, `"visibility":["model","app"]`,
 		`prompt "greet": changed`, `  "arguments":`, `resource "test://doc": changed`,
 		`resource template "test://item/{id}": removed`, `resource template "test://items/{id}": new`,
 	} {
@@ -539,9 +540,12 @@ func TestPinsTypeScriptClient(t *testing.T) {
 			if slices.Contains(out.Tools, "echo") || slices.Contains(out.Tools, "late") || len(out.Prompts) != 0 || len(out.Resources) != 0 || len(out.Templates) != 0 {
 				t.Errorf("withheld items listed: %+v", out)
 			}
-			if want := without(direct.Tools, "echo", "late", "slow_v2"); mustJSON(out.Tools) != mustJSON(want) {
+			if want := without(direct.Tools, "echo", "late", "slow_v2", "notes_delete_all"); mustJSON(out.Tools) != mustJSON(want) {
 				t.Errorf("tools %v, want %v", out.Tools, want)
 			}
+			// An MCP Apps tool made visible to the model through _meta is
+			// withheld like a changed description.
+			wantPinEvent(t, pinEvents(t, logFile), "tool", "notes_delete_all", "withheld", codeChanged, "_meta")
 			for i, want := range []string{codeChanged, codeUnpinned, ""} {
 				c := out.Calls[i]
 				if c.Result == nil {

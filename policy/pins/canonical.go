@@ -33,10 +33,19 @@ type Definition struct {
 	Fields map[string]string
 }
 
+// VolatileMeta are the keys of an item's _meta that are not pinned: they
+// identify one request, not the item (a progress token, the task a
+// message belongs to), so they differ on every list without the item
+// changing. Every other _meta key is pinned: MCP Apps hosts act on
+// _meta (ui.visibility decides whether the model sees a tool,
+// ui.resourceUri which page it runs, the CSP what that page may load), so
+// flipping a tool's visibility from ["app"] to ["model","app"] is a rug
+// pull like a changed description.
+var VolatileMeta = []string{"progressToken", "io.modelcontextprotocol/related-task"}
+
 // Canonical parses a definition the server sent. Formatting, member order
 // and what the text canonicaliser removes do not change the result; any
-// other change does. The item's _meta is left out: clients do not show it
-// to the model, and servers put volatile data there.
+// other change does, in _meta too but for its VolatileMeta keys.
 func Canonical(item []byte) (Definition, error) {
 	d := jsontext.NewDecoder(bytes.NewReader(item))
 	if d.PeekKind() != '{' {
@@ -49,7 +58,12 @@ func Canonical(item []byte) (Definition, error) {
 	def := Definition{Fields: make(map[string]string, len(n.members))}
 	for _, m := range n.members {
 		if m.name == "_meta" {
-			continue
+			m.value.members = slices.DeleteFunc(slices.Clone(m.value.members), func(mm member) bool {
+				return slices.Contains(VolatileMeta, mm.name)
+			})
+			if m.value.kind == '{' && len(m.value.members) == 0 {
+				continue // nothing but volatile keys: as if absent
+			}
 		}
 		var b strings.Builder
 		m.value.write(&b)
@@ -237,4 +251,19 @@ func writeString(b *strings.Builder, s string) {
 		v, _ = jsontext.AppendQuote(nil, strings.ToValidUTF8(s, "\uFFFD"))
 	}
 	b.Write(v)
+}
+
+// withoutMeta is d less its _meta, for comparing with a version 1 lock,
+// which did not pin _meta.
+func (d Definition) withoutMeta() Definition {
+	if _, ok := d.Fields["_meta"]; !ok {
+		return d
+	}
+	out := Definition{Fields: make(map[string]string, len(d.Fields))}
+	for k, v := range d.Fields {
+		if k != "_meta" {
+			out.Fields[k] = v
+		}
+	}
+	return out
 }

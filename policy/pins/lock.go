@@ -71,6 +71,10 @@ type Lock struct {
 	HasInstructions bool
 	ServerInfo      *Definition
 	Items           [numKinds]map[string]Definition
+	// MetaUnpinned: a version 1 lock, written before _meta was pinned;
+	// its items are compared without their _meta until it is written
+	// again (version 2).
+	MetaUnpinned bool
 }
 
 // NewLock returns an empty lock.
@@ -81,6 +85,10 @@ func NewLock() *Lock {
 	}
 	return l
 }
+
+// lockVersion is the version Marshal writes: 2 pins items' _meta; 1,
+// still read, did not.
+const lockVersion = 2
 
 // maxLockBytes bounds a lock file.
 const maxLockBytes = 16 << 20
@@ -155,10 +163,11 @@ func ParseLock(data []byte) (*Lock, error) {
 	if err := json.Unmarshal(doc, &lf, json.RejectUnknownMembers(true)); err != nil {
 		return nil, fmt.Errorf("not a lock file: %w", err)
 	}
-	if lf.Version != 1 {
-		return nil, fmt.Errorf("lock file version %d; this mcpguard reads version 1", lf.Version)
+	if lf.Version != 1 && lf.Version != lockVersion {
+		return nil, fmt.Errorf("lock file version %d; this mcpguard reads versions 1 and 2", lf.Version)
 	}
 	l := NewLock()
+	l.MetaUnpinned = lf.Version == 1
 	if lf.Instructions != nil {
 		tok, err := jsontext.NewDecoder(strings.NewReader(*lf.Instructions)).ReadToken()
 		if err != nil || tok.Kind() != '"' {
@@ -214,7 +223,7 @@ func (v visitor) Visit(n ast.Node) ast.Visitor {
 // Marshal renders the lock file: sections and items in sorted order, one
 // field per line, so a change to one field is a one-line diff.
 func (l *Lock) Marshal() ([]byte, error) {
-	doc := yaml.MapSlice{{Key: "version", Value: 1}}
+	doc := yaml.MapSlice{{Key: "version", Value: lockVersion}}
 	if l.HasInstructions {
 		q, err := jsontext.AppendQuote(nil, l.Instructions)
 		if err != nil {

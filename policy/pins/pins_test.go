@@ -19,9 +19,9 @@ func mustCanonical(t *testing.T, s string) Definition {
 
 func TestCanonicalIgnoresFormatting(t *testing.T) {
 	a := mustCanonical(t, `{"name":"echo","description":"Echo it","inputSchema":{"type":"object","properties":{"m":{"type":"string"}}}}`)
-	b := mustCanonical(t, "{ \"inputSchema\" : {\"properties\":{\"m\":{\"type\":\"string\"}},\"type\":\"object\"},\n \"description\":\"Echo \\u0069t\", \"name\":\"echo\", \"_meta\":{\"ts\":1}}")
+	b := mustCanonical(t, "{ \"inputSchema\" : {\"properties\":{\"m\":{\"type\":\"string\"}},\"type\":\"object\"},\n \"description\":\"Echo \\u0069t\", \"name\":\"echo\", \"_meta\":{\"progressToken\":7}}")
 	if a.Digest() != b.Digest() {
-		t.Errorf("formatting, member order, escapes and _meta changed the digest:\n%s\n%s", a.Text(), b.Text())
+		t.Errorf("formatting, member order, escapes and volatile _meta changed the digest:\n%s\n%s", a.Text(), b.Text())
 	}
 	if want := `{"description":"Echo it","inputSchema":{"properties":{"m":{"type":"string"}},"type":"object"},"name":"echo"}`; a.Text() != want {
 		t.Errorf("Text() = %s, want %s", a.Text(), want)
@@ -36,6 +36,10 @@ func TestCanonicalSeesEveryField(t *testing.T) {
 		`{"name":"send","description":"Send a message","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":false}}`,
 		`{"name":"send","title":"Send","description":"Send a message","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`,
 		`{"name":"send","description":"Send a message","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"outputSchema":{"type":"object"}}`,
+		// MCP Apps: the host shows the tool to the model, runs another page, lets it load more.
+		`{"name":"send","description":"Send a message","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"_meta":{"ui":{"visibility":["model","app"]}}}`,
+		`{"name":"send","description":"Send a message","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"_meta":{"ui":{"resourceUri":"ui://evil/page"}}}`,
+		`{"name":"send","description":"Send a message","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"_meta":{"progressToken":1,"ui":{"csp":{"connectDomains":["*"]}}}}`,
 	} {
 		a, b := mustCanonical(t, base), mustCanonical(t, changed)
 		if a.Digest() == b.Digest() {
@@ -131,7 +135,7 @@ func TestLockRefusesHandEdits(t *testing.T) {
 	if _, err := ParseLock([]byte(edited)); err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Errorf("a field edited without its digest was accepted: %v", err)
 	}
-	for _, bad := range []string{"version: 2\n", "version: 1\nextra: 1\n", "a: &x [1]\nb: *x\n", "version: 1\n---\nversion: 1\n"} {
+	for _, bad := range []string{"version: 3\n", "version: 1\nextra: 1\n", "a: &x [1]\nb: *x\n", "version: 1\n---\nversion: 1\n"} {
 		if _, err := ParseLock([]byte(bad)); err == nil {
 			t.Errorf("ParseLock(%q) accepted", bad)
 		}
@@ -302,5 +306,50 @@ func TestInstructions(t *testing.T) {
 	}
 	if out, _, rewrite, _ := s.Instructions("second", true); !rewrite || out != "first" {
 		t.Errorf("second sight: %q %v", out, rewrite)
+	}
+}
+
+// TestLockVersion1IgnoresMeta: a version 1 lock, written before _meta was
+// pinned, still enforces every other field; a lock written now is
+// version 2 and pins _meta.
+func TestLockVersion1IgnoresMeta(t *testing.T) {
+	item := []byte(`{"name":"notes_delete_all","description":"Delete every note","_meta":{"ui":{"visibility":["app"]}}}`)
+	flipped := []byte(`{"name":"notes_delete_all","description":"Delete every note","_meta":{"ui":{"visibility":["model","app"]}}}`)
+	l := NewLock()
+	l.Items[Tool]["notes_delete_all"] = mustCanonical(t, string(item))
+	b, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "version: 2") || !strings.Contains(string(b), "_meta") {
+		t.Fatalf("lock written:\n%s", b)
+	}
+	v2, err := ParseLock(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keep, _ := NewSession(Options{Lock: v2}).NewList(Tool).Judge(flipped); keep {
+		t.Error("version 2 lock: a flipped ui.visibility is relayed")
+	}
+	if keep, _ := NewSession(Options{Lock: v2}).NewList(Tool).Judge(item); !keep {
+		t.Error("version 2 lock: the pinned item is withheld")
+	}
+	v1 := NewLock()
+	v1.MetaUnpinned = true
+	v1.Items[Tool]["notes_delete_all"] = mustCanonical(t, string(item)).withoutMeta()
+	if keep, _ := NewSession(Options{Lock: v1}).NewList(Tool).Judge(flipped); !keep {
+		t.Error("version 1 lock: an item that differs only in _meta is withheld")
+	}
+	if keep, _ := NewSession(Options{Lock: v1}).NewList(Tool).Judge([]byte(`{"name":"notes_delete_all","description":"Delete every note now"}`)); keep {
+		t.Error("version 1 lock: a changed description is relayed")
+	}
+	// First sight: a flip later in the session is withheld.
+	s := NewSession(Options{})
+	if keep, _ := s.NewList(Tool).Judge(item); !keep {
+		t.Fatal("first sight withheld")
+	}
+	s.ListDone(Tool)
+	if keep, ev := s.NewList(Tool).Judge(flipped); keep || ev == nil || !slices.Contains(ev.Fields, "_meta") {
+		t.Errorf("first sight: a flipped ui.visibility: keep %v, event %+v", keep, ev)
 	}
 }

@@ -203,6 +203,9 @@ func (s *Session) judge(kind Kind, raw []byte, def Definition, key string, err e
 		}
 		return s.decide(kind, "", &Block{Code: CodeUnpinned, Reason: "a " + kind.String() + " that cannot be pinned: " + reason}, nil, nil)
 	}
+	if s.opt.Lock != nil && s.opt.Lock.MetaUnpinned {
+		def = def.withoutMeta()
+	}
 	digest := def.Digest()
 
 	s.mu.Lock()
