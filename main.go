@@ -12,15 +12,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpguard/mcpguard/policies"
@@ -218,10 +223,7 @@ func (c *command) app() *cli.App {
 					if err != nil {
 						return 2, err
 					}
-					return eventlog.RunTail(context.Background(), eventlog.TailOptions{Path: path, Follow: ctx.Bool("follow"),
-						Server: ctx.String("server"), Since: ctx.String("since"), Spike: ctx.String("spike"),
-						ExitOnSpike: ctx.Bool("exit-on-spike"), All: ctx.Bool("all"), Color: ctx.String("color"),
-						UTC: ctx.Bool("utc")}, c.stdout, c.stderr)
+					return c.tail(ctx, path)
 				}),
 			},
 			{
@@ -240,8 +242,7 @@ func (c *command) app() *cli.App {
 					if err != nil {
 						return 2, err
 					}
-					return eventlog.RunStats(eventlog.StatsOptions{Path: path, Since: ctx.String("since"),
-						By: ctx.String("by"), JSON: ctx.Bool("json"), UTC: ctx.Bool("utc")}, c.stdout)
+					return c.stats(ctx, path)
 				}),
 			},
 			c.wrapCommand("wrap", "put mcpguard in front of every stdio server in every agent config", true),
@@ -410,12 +411,149 @@ func (c *command) statusCmd(ctx *cli.Context) (int, error) {
 	return c.report(r, r.Errs, len(r.Errs) > 0), nil
 }
 
-// logArg is the optional LOG argument of tail and stats.
+// tail is `mcpguard tail`: one readable line per event of the log on
+// stdout, notes on stderr. With --follow it reads on as the log grows
+// until SIGINT or SIGTERM; with --exit-on-spike it stops with status 3
+// after the first alert.
+func (c *command) tail(ctx *cli.Context, path string) (int, error) {
+	loc := location(ctx.Bool("utc"))
+	since, err := sinceFlag(ctx, loc)
+	if err != nil {
+		return 2, err
+	}
+	color, err := colorOn(ctx.String("color"), c.stdout)
+	if err != nil {
+		return 2, err
+	}
+	t := &eventlog.Tail{W: c.stdout, Server: ctx.String("server"), Since: since, All: ctx.Bool("all"),
+		ExitOnSpike: ctx.Bool("exit-on-spike"), Color: color, Location: loc}
+	switch {
+	case ctx.String("spike") != "":
+		rule, err := eventlog.ParseSpike(ctx.String("spike"))
+		if err != nil {
+			return 2, err
+		}
+		t.Spikes = eventlog.NewSpikeDetector(rule)
+	case t.ExitOnSpike:
+		return 2, errors.New("--exit-on-spike needs --spike N/WINDOW")
+	}
+	if ctx.Bool("follow") {
+		err = c.follow(path, since.IsZero(), t)
+	} else {
+		err = t.ReadFile(path)
+	}
+	if t.Skipped > 0 {
+		fmt.Fprintf(c.stderr, "mcpguard: skipped %d lines that are malformed or not mcpguard events\n", t.Skipped)
+	}
+	switch {
+	case errors.Is(err, eventlog.ErrSpike):
+		return 3, nil
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
+		return 2, err
+	case err != nil:
+		return 1, err
+	}
+	return 0, nil
+}
+
+// follow feeds the log's lines to t as they come, until SIGINT or SIGTERM
+// (a normal end) or a spike with --exit-on-spike.
+func (c *command) follow(path string, fromEnd bool, t *eventlog.Tail) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(c.stderr, "mcpguard: waiting for %s to appear\n", path)
+	}
+	f := &eventlog.Follower{Path: path, FromEnd: fromEnd, OnReopen: func(reason string) {
+		fmt.Fprintf(c.stderr, "mcpguard: %s was %s; reading it from the start\n", path, reason)
+	}}
+	err := f.Run(ctx, t.Line)
+	t.Skipped += f.TooLong()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// stats is `mcpguard stats`: counts of the log's events and rejections
+// by server, tool and code, with a chart over time, as text or JSON.
+func (c *command) stats(ctx *cli.Context, path string) (int, error) {
+	loc := location(ctx.Bool("utc"))
+	since, err := sinceFlag(ctx, loc)
+	if err != nil {
+		return 2, err
+	}
+	var by []string
+	if key := ctx.String("by"); key != "" {
+		if !slices.Contains(eventlog.Keys, key) {
+			return 2, fmt.Errorf("--by must be one of %v", eventlog.Keys)
+		}
+		by = []string{key}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 2, fmt.Errorf("cannot open log: %w", err)
+	}
+	defer f.Close()
+	s := eventlog.NewStats(since)
+	if _, err := s.ReadFrom(f); err != nil {
+		return 1, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if ctx.Bool("json") {
+		err = s.WriteJSON(c.stdout, by, loc)
+	} else {
+		err = s.WriteText(c.stdout, by, loc)
+	}
+	if err != nil {
+		return 1, err
+	}
+	return 0, nil
+}
+
+// location is where tail and stats show times: local time, or UTC.
+func location(utc bool) *time.Location {
+	if utc {
+		return time.UTC
+	}
+	return time.Local
+}
+
+// sinceFlag reads --since: a duration before now or a time; zero for all.
+func sinceFlag(ctx *cli.Context, loc *time.Location) (time.Time, error) {
+	if ctx.String("since") == "" {
+		return time.Time{}, nil
+	}
+	return eventlog.ParseSince(ctx.String("since"), time.Now(), loc)
+}
+
+// colorOn decides --color: auto colours a terminal unless NO_COLOR is set
+// (https://no-color.org).
+func colorOn(when string, stdout io.Writer) (bool, error) {
+	switch when {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto", "":
+		if os.Getenv("NO_COLOR") != "" {
+			return false, nil
+		}
+		f, ok := stdout.(*os.File)
+		return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())), nil
+	}
+	return false, errors.New("--color must be auto, always or never")
+}
+
+// logArg is the optional LOG argument of tail and stats; the default log
+// when there is none.
 func logArg(ctx *cli.Context) (string, error) {
 	if ctx.Args().Len() > 1 {
 		return "", fmt.Errorf("%s: at most one LOG, got %q", ctx.Command.Name, ctx.Args().Slice())
 	}
-	return ctx.Args().First(), nil
+	if path := ctx.Args().First(); path != "" {
+		return path, nil
+	}
+	return eventlog.DefaultPath(), nil
 }
 
 // runRelay is `mcpguard [run]`: it relays between the agent and the

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -312,4 +314,32 @@ func BenchmarkStats(b *testing.B) {
 		b.Fatalf("lines %d skipped %d", s.Lines, s.Skipped)
 	}
 	b.ReportMetric(float64(s.Lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}
+
+func TestTailReadFile(t *testing.T) {
+	data, err := os.ReadFile("testdata/attack.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	ref := Tail{W: &want, Location: time.UTC}
+	for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		ref.Line(line)
+	}
+	// The last line unfinished (a writer mid-line) is still read.
+	path := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(path, bytes.TrimSuffix(data, []byte("\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	tl := Tail{W: &got, Location: time.UTC}
+	if err := tl.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() || tl.Skipped != ref.Skipped || tl.Skipped == 0 {
+		t.Errorf("ReadFile: skipped %d (want %d):\n%s\nwant:\n%s", tl.Skipped, ref.Skipped, got.String(), want.String())
+	}
+	if err := tl.ReadFile(filepath.Join(t.TempDir(), "none")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFile of a missing log: %v", err)
+	}
 }

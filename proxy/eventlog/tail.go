@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,33 @@ func (t *Tail) Line(line []byte) error {
 		return ErrSpike
 	}
 	return nil
+}
+
+// ReadFile feeds every line of the log at path to Line, and counts the
+// lines too long to read in Skipped. It returns Line's first error.
+func (t *Tail) ReadFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot open log: %w", err)
+	}
+	defer f.Close()
+	lines := NewLines(f, 0)
+	defer func() { t.Skipped += lines.TooLong() }()
+	for {
+		line, err := lines.Next()
+		if err == io.EOF {
+			if rest := lines.Rest(); rest != nil {
+				return t.Line(rest)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := t.Line(line); err != nil {
+			return err
+		}
+	}
 }
 
 // shown reports whether tail shows r without --all: the decisions, and
