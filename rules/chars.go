@@ -2,6 +2,8 @@ package rules
 
 import (
 	"unicode/utf8"
+
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // ShellMetachars rejects values that could start a second command, a
@@ -79,27 +81,28 @@ func isWideShellMeta(r rune) bool {
 // change how the text around them is displayed or parsed. It stops
 // terminal-escape injection (ESC [ ... into logs and the user's terminal),
 // log forging with line breaks, Trojan Source reordering (bidi embeddings,
-// overrides, isolates and marks, CVE-2021-42574), homoglyph-free look-alikes
-// built with zero-width characters, and ASCII smuggled invisibly to the model
-// in Unicode tag characters. It rejects:
+// overrides and isolates, CVE-2021-42574), homoglyph-free look-alikes
+// built with zero-width characters, and ASCII smuggled invisibly to the
+// model in Unicode tag characters or variation selectors. It rejects:
 //
-//   - C0 controls U+0000..U+001F, TAB, CR and LF included, and DEL U+007F;
-//   - C1 controls U+0080..U+009F (NEL U+0085, CSI U+009B, ...);
-//   - every format character (general category Cf): bidi controls
-//     U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C, zero-width
-//     U+200B..U+200D, U+2060..U+2064, BOM U+FEFF, soft hyphen U+00AD, U+180E,
-//     and the tag characters U+E0000..U+E007F (assigned or not);
-//   - invisible characters outside Cf: COMBINING GRAPHEME JOINER U+034F, the
-//     Hangul fillers and the Khmer inherent vowels;
-//   - LINE SEPARATOR U+2028 and PARAGRAPH SEPARATOR U+2029;
-//   - bytes that are not valid UTF-8.
+//   - every C0 control U+0000..U+001F, TAB, LF, CR and FF included, and
+//     DEL U+007F: a value is one line (log forging, argument splitting);
+//   - bytes that are not valid UTF-8;
+//   - every code point the egress canonicaliser text removes or rewrites
+//     where it stands (canon.Text): C1 controls, bidi embedding, override
+//     and isolate controls, LINE SEPARATOR U+2028 and PARAGRAPH SEPARATOR
+//     U+2029, and each invisible code point (canon.Invisible: zero-width
+//     characters, word joiner, BOM, tag characters, Hangul fillers,
+//     reserved default-ignorables such as U+2065 and U+E0080) that its
+//     neighbours give no use.
 //
-// Variation selectors and private-use characters pass (emoji need the
-// former). ZERO WIDTH NON-JOINER U+200C and ZERO WIDTH JOINER U+200D pass
-// only between two letters of one joining script (Persian names need ZWNJ;
-// see joinerInWord); elsewhere they are rejected, so emoji ZWJ sequences
-// (family, profession emoji) are rejected: that is intended, this check is
-// for identifiers, paths and arguments, not for free text.
+// So a code point is refused on the way in exactly where it is removed on
+// the way out: one definition serves both directions. What text keeps, this
+// check passes: ZWNJ and ZWJ in the words of the scripts that join or form
+// conjuncts (Persian, Devanagari, Javanese...), emoji ZWJ sequences, a
+// variation selector after a base that takes it, the tag sequence of an
+// RGI subdivision flag, LRM/RLM/ALM where they change the display. Blank
+// glyphs (spaces, BRAILLE PATTERN BLANK U+2800) pass: they are seen.
 type ControlChars struct{}
 
 // NewControlChars returns the control and invisible character check.
@@ -113,22 +116,17 @@ func (*ControlChars) Check(value string) *Finding {
 		if i += printableRun(value[i:]); i == len(value) {
 			break
 		}
-		c := value[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == 0x7F {
-				return controlFinding()
-			}
-			i++
-			continue
+		if value[i] < utf8.RuneSelf { // a C0 control or DEL
+			return controlFinding()
 		}
 		r, size := utf8.DecodeRuneInString(value[i:])
 		if r == utf8.RuneError && size == 1 {
 			return reject(CodeControlChars, "value is not valid UTF-8", controlRemediation)
 		}
-		if isForbiddenControl(r) && !((r == 0x200C || r == 0x200D) && joinerInWord(value, i, size)) {
-			return controlFinding()
-		}
 		i += size
+	}
+	if canon.Text(value) != value {
+		return controlFinding()
 	}
 	return nil
 }
@@ -137,17 +135,4 @@ func controlFinding() *Finding {
 	return reject(CodeControlChars,
 		"value contains a control, bidi, zero-width or other invisible character; not allowed from MCP input",
 		controlRemediation)
-}
-
-// isForbiddenControl reports whether the rune r is rejected by ControlChars.
-func isForbiddenControl(r rune) bool {
-	switch {
-	case r < 0x20 || r >= 0x7F && r <= 0x9F:
-		return true
-	case r == 0x2028 || r == 0x2029:
-		return true
-	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF, r >= 0x180B && r <= 0x180D, r == 0x180F:
-		return false // variation selectors: emoji presentation and CJK variants
-	}
-	return isInvisible(r)
 }

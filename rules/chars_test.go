@@ -6,6 +6,8 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 type charCase struct{ name, value string }
@@ -61,6 +63,13 @@ var shellPasses = []charCase{
 	{"regex without anchors", "Test[A-Z]+.*"},
 	{"tab", "a\tb"},
 	{"at and hash", "user@host#frag"},
+	{"Javanese word with ZWJ", "\ua9b2\u200d\ua9a4"},
+	{"ZWNJ at the end of a Persian word", "\u0645\u06cc\u200c"},
+	{"emoji ZWJ sequence", "\U0001F468\u200d\U0001F469\u200d\U0001F467"},
+	{"subdivision flag", "\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"},
+	{"arabic number sign U+0600 (a visible prepended mark)", "\u0600\u0661"},
+	{"braille pattern blank (a blank glyph, like a space)", "a\u2800b"},
+	{"RLM before a neutral in Hebrew", "\u05e9\u05dc\u05d5\u05dd\u200f!"},
 	{"empty", ""},
 	{"fullwidth letters", "\uFF41\uFF42"},
 	{"percent", "100%"},
@@ -90,14 +99,10 @@ func TestShellMetachars(t *testing.T) {
 }
 
 var controlRejects = []charCase{
-	{"braille pattern blank", "a\u2800b"},
-	{"braille blank alone", "\u2800"},
 	{"hangul choseong filler", "\u115F"},
 	{"hangul jungseong filler", "x\u1160"},
 	{"hangul filler", "\u3164name"},
 	{"halfwidth hangul filler", "a\uFFA0"},
-	{"musical null notehead", "a\U0001D159"},
-	{"khitan filler", "a\U00016FE4"},
 	{"NUL", "a\x00b"},
 	{"tab", "a\tb"},
 	{"LF", "a\nb"},
@@ -125,10 +130,8 @@ var controlRejects = []charCase{
 	{"ZWSP U+200B", "a\u200bb"},
 	{"ZWNJ U+200C", "a\u200cb"},
 	{"ZWJ U+200D", "a\u200db"},
-	{"ZWNJ at the end of a Persian word", "\u0645\u06cc\u200c"},
 	{"ZWNJ between Persian and Latin", "\u0645\u200cb"},
 	{"ZWNJ between Arabic and Devanagari", "\u0645\u200c\u0915"},
-	{"emoji ZWJ sequence", "\U0001F468\u200d\U0001F469\u200d\U0001F467"},
 	{"word joiner U+2060", "a\u2060b"},
 	{"invisible times U+2062", "a\u2062b"},
 	{"invisible plus U+2064", "a\u2064b"},
@@ -139,13 +142,21 @@ var controlRejects = []charCase{
 	{"hangul filler U+3164", "a\u3164b"},
 	{"halfwidth hangul filler U+FFA0", "a\uffa0b"},
 	{"interlinear annotation U+FFF9", "a\ufff9b"},
-	{"arabic number sign U+0600 (Cf)", "\u0600"},
 	{"tag cancel U+E007F", "a\U000E007F"},
 	{"tag letter U+E0041", "a\U000E0041\U000E0042"},
 	{"language tag U+E0001", "a\U000E0001"},
 	{"unassigned tag U+E0000", "a\U000E0000"},
 	{"line separator U+2028", "a\u2028b"},
 	{"paragraph separator U+2029", "a\u2029b"},
+	{"reserved default-ignorable U+2065", "a\u2065b"},
+	{"reserved default-ignorable U+FFF0", "a\ufff0b"},
+	{"reserved default-ignorable U+FFF8", "a\ufff8b"},
+	{"reserved tag-block U+E0080", "a\U000E0080b"},
+	{"reserved tag-block U+E00FF", "a\U000E00FFb"},
+	{"variation selector after a letter (byte smuggling)", "a\ufe0f\ufe01\ufe02"},
+	{"supplementary variation selector after ASCII", "a\U000E0101"},
+	{"ZWJ between Javanese and Latin", "\ua9b2\u200db"},
+	{"tag sequence that is no RGI flag", "\U0001F3F4\U000E0061\U000E0062\U000E007F"},
 	{"invalid utf8", "a\xffb"},
 	{"lone surrogate bytes", "a\xed\xa0\x80b"},
 }
@@ -165,6 +176,13 @@ var controlPasses = []charCase{
 	{"no-break space", "a\u00a0b"},
 	{"Persian word with ZWNJ", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.txt"},
 	{"Hindi conjunct with ZWJ", "\u0915\u094d\u200d\u0937"},
+	{"Javanese word with ZWJ", "\ua9b2\u200d\ua9a4"},
+	{"ZWNJ at the end of a Persian word", "\u0645\u06cc\u200c"},
+	{"emoji ZWJ sequence", "\U0001F468\u200d\U0001F469\u200d\U0001F467"},
+	{"subdivision flag", "\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"},
+	{"arabic number sign U+0600 (a visible prepended mark)", "\u0600\u0661"},
+	{"braille pattern blank (a blank glyph, like a space)", "a\u2800b"},
+	{"RLM before a neutral in Hebrew", "\u05e9\u05dc\u05d5\u05dd\u200f!"},
 	{"empty", ""},
 	{"shell punctuation", "$(x);|&<>`"},
 }
@@ -189,6 +207,30 @@ func TestControlChars(t *testing.T) {
 				t.Fatalf("Check(%q) = %+v, want nil", tc.value, f)
 			}
 		})
+	}
+}
+
+// control_chars and text share one definition: for every code point, in
+// each context that decides joiners, selectors and fillers, a value is
+// refused on ingress exactly when text would remove or rewrite the code
+// point on egress. The layout controls text keeps (TAB, LF, CR) are
+// refused on ingress all the same: a value is one line.
+func TestControlCharsAgreesWithText(t *testing.T) {
+	c := NewControlChars()
+	contexts := []string{"a%cb", "%c", "\u0628%c\u0628", "\ua9b2%c\ua9a4", "\u0915\u094d%c\u0937",
+		"\U0001F468%c\U0001F4BB", "\u2764%c", "\u845b%c", "\u1100%c\u1161", "\u1820%c"}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue
+		}
+		for _, ctx := range contexts {
+			v := strings.Replace(ctx, "%c", string(r), 1)
+			refused := c.Check(v) != nil
+			removed := canon.Text(v) != v || r == '\t' || r == '\n' || r == '\r'
+			if refused != removed {
+				t.Fatalf("%U in %+q: refused on ingress %v, removed on egress %v", r, v, refused, removed)
+			}
+		}
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // DangerousFlags rejects command-line arguments that turn on a listed flag
@@ -317,7 +319,7 @@ func normaliseWord(w string) string {
 	for _, r := range w {
 		r = compatASCII(r)
 		switch {
-		case r == '"' || r == '\'' || r == '\\' || isInvisible(r):
+		case r == '"' || r == '\'' || r == '\\' || canon.Invisible(r):
 			continue
 		case isDashLike(r):
 			r = '-'

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // Known attacks and near misses, shared as seeds.
@@ -222,14 +224,15 @@ func echoes(v string, texts ...string) bool {
 	return false
 }
 
-// forbiddenControl is the control_chars contract written out separately
-// from the implementation.
-func forbiddenControl(r rune) bool {
+// neverKept are code points no value control_chars accepts may hold,
+// whatever stands around them: controls, bidi embeddings, overrides and
+// isolates, line and paragraph separators, and the invisibles no script
+// or emoji sequence uses.
+func neverKept(r rune) bool {
 	return r < 0x20 || r >= 0x7F && r <= 0x9F ||
-		unicode.Is(unicode.Cf, r) ||
-		r >= 0xE0000 && r <= 0xE007F ||
-		r == 0x2028 || r == 0x2029 || r == 0x034F || r == 0x3164 || r == 0xFFA0 ||
-		r == 0x115F || r == 0x1160 || r == 0x2800 || r == 0x1D159 || r == 0x16FE4
+		r >= 0x202A && r <= 0x202E || r >= 0x2060 && r <= 0x206F ||
+		r == 0x2028 || r == 0x2029 || r == 0xFEFF || r >= 0xFFF0 && r <= 0xFFFB ||
+		r >= 0xE0080 && r <= 0xE00FF || r >= 0xE01F0 && r <= 0xE0FFF || r == 0xE0000 || r == 0xE0001
 }
 
 func FuzzControlChars(f *testing.F) {
@@ -241,37 +244,27 @@ func FuzzControlChars(f *testing.F) {
 	}
 	c := NewControlChars()
 	f.Fuzz(func(t *testing.T, v string) {
-		if c.Check(v) != nil {
-			return
+		accepted := c.Check(v) == nil
+		// The contract: one line of valid UTF-8 that text keeps as it is.
+		want := utf8.ValidString(v) && canon.Text(v) == v && !strings.ContainsAny(v, "\t\n\r")
+		if accepted != want {
+			t.Fatalf("Check(%+q) accepted %v, want %v", v, accepted, want)
 		}
-		if !utf8.ValidString(v) {
-			t.Fatalf("%q accepted: not UTF-8", v)
+		if !accepted {
+			return
 		}
 		rs := []rune(v)
 		for k, r := range rs {
-			if !forbiddenControl(r) {
-				continue
+			if neverKept(r) {
+				t.Fatalf("%+q accepted with %U", v, r)
 			}
-			// ZWNJ and ZWJ pass only between two letters or marks of one
-			// joining script.
-			if (r == 0x200C || r == 0x200D) && k > 0 && k+1 < len(rs) && sameJoiningScript(rs[k-1], rs[k+1]) {
-				continue
+			// An invisible code point never stands beside another one
+			// outside an emoji sequence, nor between two ASCII letters.
+			if canon.Invisible(r) && k > 0 && k+1 < len(rs) && rs[k-1] < 0x80 && rs[k+1] < 0x80 && unicode.IsLetter(rs[k-1]) && unicode.IsLetter(rs[k+1]) {
+				t.Fatalf("%+q accepted with %U between ASCII letters", v, r)
 			}
-			t.Fatalf("%q accepted with U+%04X", v, r)
 		}
 	})
-}
-
-func sameJoiningScript(a, b rune) bool {
-	for _, s := range []*unicode.RangeTable{unicode.Arabic, unicode.Syriac, unicode.Nko, unicode.Mongolian,
-		unicode.Devanagari, unicode.Bengali, unicode.Gurmukhi, unicode.Gujarati, unicode.Oriya,
-		unicode.Tamil, unicode.Telugu, unicode.Kannada, unicode.Malayalam, unicode.Sinhala} {
-		word := func(r rune) bool { return unicode.Is(s, r) && (unicode.IsLetter(r) || unicode.IsMark(r)) }
-		if word(a) && word(b) {
-			return true
-		}
-	}
-	return false
 }
 
 func FuzzShellMetachars(f *testing.F) {

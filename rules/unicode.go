@@ -6,33 +6,6 @@ import "unicode"
 // rejection: a rune that some tool, terminal or normaliser might read as
 // something else is treated as that something else.
 
-// isInvisible reports whether r renders as nothing: format characters (Cf:
-// soft hyphen, zero-width space and joiners, bidi controls, BOM, tag
-// characters), and the invisible or blank-looking letters, marks and
-// symbols that are not Cf (combining grapheme joiner, Hangul fillers, Khmer
-// inherent vowels, variation selectors, Mongolian free variation selectors,
-// BRAILLE PATTERN BLANK U+2800, MUSICAL SYMBOL NULL NOTEHEAD U+1D159, KHITAN
-// SMALL SCRIPT FILLER U+16FE4). Spaces (Zs) are not in it: they look like
-// what they are.
-func isInvisible(r rune) bool {
-	switch {
-	case r < 0xAD:
-		return false
-	case r >= 0xE0000 && r <= 0xE007F, // tag characters, assigned or not
-		r >= 0xE0100 && r <= 0xE01EF,                       // variation selectors supplement
-		r >= 0xFE00 && r <= 0xFE0F,                         // variation selectors
-		r >= 0x180B && r <= 0x180F,                         // Mongolian free variation selectors, vowel separator
-		r == 0x034F,                                        // combining grapheme joiner
-		r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, // Hangul fillers
-		r == 0x17B4, r == 0x17B5, // Khmer inherent vowels
-		r == 0x2800,  // braille pattern blank
-		r == 0x1D159, // musical symbol null notehead
-		r == 0x16FE4: // Khitan small script filler
-		return true
-	}
-	return unicode.Is(unicode.Cf, r)
-}
-
 // isDashLike reports whether r is a dash or minus sign that a tool, a
 // terminal or a copy-paste normaliser may turn into '-': every dash
 // punctuation character (Pd: U+2010..U+2015, U+FE58, U+FE63, U+FF0D, ...) and

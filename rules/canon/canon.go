@@ -24,10 +24,12 @@
 // The decisions are deterministic, depend only on the neighbouring code
 // points, and never keep two invisible code points side by side outside
 // an emoji sequence. The data comes from the standard unicode package
-// (scripts, categories, Default_Ignorable_Code_Point as derived from its
-// tables) and from tables.go, which gen_tables.go generates from the
-// Unicode Character Database files it names (go generate; Debian's
-// unicode-data package ships them).
+// (scripts, categories) and from tables.go (which code points are
+// invisible, variation sequences, emoji properties, joining scripts),
+// which gen_tables.go generates from the Unicode Character Database files
+// it names (go generate; Debian's unicode-data package ships them). The
+// ingress check control_chars, Display and the description linter read
+// the same table and judgement, so "invisible" has one definition.
 //
 // Every canonicaliser is idempotent — c(c(x)) == c(x) — and always returns
 // valid UTF-8 (each invalid byte becomes U+FFFD; path maps it to '?').

@@ -1,9 +1,6 @@
 package canon
 
-import (
-	"unicode"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // Display makes a string from a peer fit to show on one line of a terminal,
 // a log or a YAML comment, so that neither the agent nor the server can
@@ -13,19 +10,33 @@ import (
 //     that recolour, hide or rewrite text) become a space, as in FreeText;
 //   - a backtick becomes ', as in FreeText (it opens code spans and shell
 //     substitutions where a line is pasted);
-//   - bytes that are not valid UTF-8, invisible format characters (bidi
-//     embeddings, overrides and isolates, marks, zero-width characters,
-//     Unicode tags U+E0000–U+E007F) and line and paragraph separators
-//     become '?', so a reader sees that something was there;
-//   - the result is capped at maxBytes on a UTF-8 boundary.
+//   - bytes that are not valid UTF-8, bidi embedding, override and isolate
+//     controls, line and paragraph separators, and every invisible code
+//     point that Text would remove where it stands (zero-width characters
+//     between ASCII letters, tag characters, stray variation selectors:
+//     judged as Text judges them) become '?', so a reader sees that
+//     something was there;
+//   - the result is capped at maxBytes on a UTF-8 boundary, never inside
+//     an emoji tag sequence, and a joiner the cap leaves at the end is
+//     judged again.
 //
-// Everything else, printable text in any script, is kept. Display is
-// idempotent: every replacement is a printable ASCII byte.
+// Everything else, printable text in any script with the joiners and
+// selectors its spelling needs, is kept. Display is idempotent: every
+// replacement is a printable ASCII byte.
 func Display(s string, maxBytes int) string {
 	if displayClean(s) && len(s) <= maxBytes {
 		return s // the common case: no allocation
 	}
-	out := make([]byte, 0, min(len(s), maxBytes))
+	out := display(make([]byte, 0, min(len(s), maxBytes)), s, maxBytes)
+	if t := bytesToString(out); len(t) > 0 && !displayStable(t) {
+		// A joiner kept for what followed it, now cut off.
+		out = display(make([]byte, 0, len(t)), t, maxBytes)
+	}
+	return string(out)
+}
+
+func display(out []byte, s string, maxBytes int) []byte {
+	b := stringBytes(s)
 	for i := 0; i < len(s); {
 		c := s[i]
 		var rep []byte
@@ -38,17 +49,21 @@ func Display(s string, maxBytes int) string {
 		case c < utf8.RuneSelf:
 			rep = []byte{c}
 		default:
-			r, n := utf8.DecodeRuneInString(s[i:])
+			n, cl := classify(b, i)
 			size = n
 			switch {
-			case r == utf8.RuneError && n == 1:
-				rep = []byte{'?'}
-			case r >= 0x80 && r <= 0x9f:
+			case cl == kept:
+				rep = b[i : i+n]
+			case n == 2 && c == 0xC2: // a C1 control
 				rep = []byte{' '}
-			case hiddenOnDisplay(r):
+			case cl == judged:
+				if k, v := judge(b, i, n, prevRune(out)); v == keep {
+					size, rep = k, b[i:i+k]
+					break
+				}
 				rep = []byte{'?'}
-			default:
-				rep = []byte(s[i : i+n])
+			default: // an invalid byte, a bidi control
+				rep = []byte{'?'}
 			}
 		}
 		if len(out)+len(rep) > maxBytes {
@@ -57,7 +72,19 @@ func Display(s string, maxBytes int) string {
 		out = append(out, rep...)
 		i += size
 	}
-	return string(out)
+	return out
+}
+
+// displayStable reports whether the last code point of s, an output of
+// display, would be kept again: a joiner is judged by what follows it.
+func displayStable(s string) bool {
+	b := stringBytes(s)
+	r, n := utf8.DecodeLastRune(b)
+	if r < utf8.RuneSelf || !contextual(r) {
+		return true
+	}
+	_, v := judge(b, len(b)-n, n, prevRune(b[:len(b)-n]))
+	return v == keep
 }
 
 // displayClean reports whether s is printable ASCII without backticks.
@@ -68,12 +95,4 @@ func displayClean(s string) bool {
 		}
 	}
 	return true
-}
-
-// hiddenOnDisplay reports whether r changes how the text around it is
-// shown or is not shown itself: format characters (Cf: bidi controls,
-// zero-width characters, tags, the BOM) and line and paragraph separators.
-func hiddenOnDisplay(r rune) bool {
-	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) ||
-		(r >= 0xE0000 && r <= 0xE007F)
 }

@@ -12,15 +12,20 @@ import (
 // points around them, so that every legitimate use survives byte-identical
 // and a hidden payload does not.
 
-// Invisible reports whether r is a default-ignorable code point
-// (Unicode's Default_Ignorable_Code_Point: format controls, joiners,
-// variation selectors, tag characters, Hangul fillers and the like) or an
-// interlinear annotation character (U+FFF9–U+FFFB): a code point a
-// renderer shows as nothing. It is derived from the standard unicode
-// package's tables as the Unicode Character Database derives the property:
-// Other_Default_Ignorable_Code_Point, Cf and Variation_Selector, less
-// White_Space, the prepended concatenation marks and the Egyptian
-// hieroglyph format controls.
+// Invisible reports whether r is invisible: a default-ignorable code point
+// (Unicode's Default_Ignorable_Code_Point: format controls, joiners, bidi
+// controls, variation selectors, tag characters, Hangul fillers, Khmer
+// inherent vowels and the like, assigned or reserved) or an interlinear
+// annotation character (U+FFF9–U+FFFB): a code point a renderer shows as
+// nothing. It is the one definition of "invisible" in mcpguard: Text
+// judges these code points by context (judge), and the ingress check
+// control_chars, Display and the description linter read the same table,
+// generated from the Unicode Character Database (tables.go) for
+// unicode.Version.
+//
+// Blank-looking code points that Unicode gives a glyph (spaces, BRAILLE
+// PATTERN BLANK U+2800) are not invisible: like a space, they show that
+// something is there.
 func Invisible(r rune) bool {
 	if r < 0x10000 {
 		return r >= 0 && invisibleBMP[r>>6]&(1<<(r&63)) != 0
@@ -55,16 +60,6 @@ func Visible(s string) string {
 	return t
 }
 
-func derivedInvisible(r rune) bool {
-	if r >= 0xFFF9 && r <= 0xFFFB {
-		return true
-	}
-	if !unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) {
-		return false
-	}
-	return !unicode.In(r, unicode.White_Space, unicode.Prepended_Concatenation_Mark, unicode.Egyptian_Hieroglyphs)
-}
-
 type runeRange struct{ lo, hi rune }
 
 var (
@@ -78,9 +73,6 @@ var (
 
 func init() {
 	mark := func(r rune) {
-		if !derivedInvisible(r) {
-			return
-		}
 		var buf [utf8.UTFMax]byte
 		utf8.EncodeRune(buf[:], r)
 		contextLead[buf[0]] = true
@@ -94,25 +86,15 @@ func init() {
 		}
 		invisibleSupplementary = append(invisibleSupplementary, runeRange{r, r})
 	}
-	var all []rune
-	for _, t := range []*unicode.RangeTable{unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector} {
-		for _, rg := range t.R16 {
-			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
-				all = append(all, r)
-			}
-		}
-		for _, rg := range t.R32 {
-			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
-				all = append(all, r)
-			}
+	for _, rg := range invisibleTable.R16 {
+		for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+			mark(r)
 		}
 	}
-	for r := rune(0xFFF9); r <= 0xFFFB; r++ {
-		all = append(all, r)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	for _, r := range all {
-		mark(r)
+	for _, rg := range invisibleTable.R32 {
+		for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+			mark(r)
+		}
 	}
 	contextLead[0xE2] = true // U+2028, U+2029
 	judgedBits = invisibleBMP
@@ -252,7 +234,8 @@ const (
 //     a skin tone, VS16 or a flag's cancel tag, before an
 //     Extended_Pictographic); ZWJ and ZWNJ after a letter or mark of a
 //     script they act on (joiningScripts), before a letter or mark of
-//     such a script or before what ends a word; U+200B likewise in the
+//     the same script or before what ends a word (between two scripts a
+//     joiner changes nothing a reader sees); U+200B likewise in the
 //     scripts written without spaces (spacelessScripts);
 //   - a variation selector right after a base that takes it
 //     (variationBases); an ideographic one (U+E0100–U+E01EF) right after a
@@ -354,14 +337,14 @@ func visibleLetterOrMark(r rune) bool {
 }
 
 // joins: a joiner after a letter or mark of a script in set, before a
-// letter or mark of such a script or before a code point that is not a
+// letter or mark of the same script or before a code point that is not a
 // letter and that Text keeps (a space, punctuation, the end).
 func joins(prev, next rune, set *[4]uint64) bool {
 	if !visibleLetterOrMark(prev) || !inSet(set, scriptOf(prev)) {
 		return false
 	}
 	if visibleLetterOrMark(next) {
-		return inSet(set, scriptOf(next))
+		return scriptOf(next) == scriptOf(prev)
 	}
 	return next == noRune || stable(next) && !unicode.IsLetter(next) && !unicode.IsMark(next)
 }

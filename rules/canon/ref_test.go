@@ -70,7 +70,7 @@ func refJudge(rs []rune, i int, prev rune) (int, verdict) {
 			return false
 		}
 		if refLM(next) {
-			return refIn(scripts, refScript(next))
+			return refScript(next) == refScript(prev)
 		}
 		return refStable(next)
 	}
@@ -278,4 +278,19 @@ func refPath(s string) string {
 		}
 	}
 	return string(out[:min(len(out), MaxPathBytes)])
+}
+
+// derivedInvisible is Invisible derived from the standard unicode package
+// as the Unicode Character Database derives Default_Ignorable_Code_Point
+// (Other_Default_Ignorable_Code_Point, Cf and Variation_Selector, less
+// White_Space, the prepended concatenation marks and the Egyptian
+// hieroglyph format controls), plus the interlinear annotation characters.
+func derivedInvisible(r rune) bool {
+	if r >= 0xFFF9 && r <= 0xFFFB {
+		return true
+	}
+	if !unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) {
+		return false
+	}
+	return !unicode.In(r, unicode.White_Space, unicode.Prepended_Concatenation_Mark, unicode.Egyptian_Hieroglyphs)
 }

@@ -1486,6 +1486,34 @@ var variationBases = []variationBase{
 	{0x2A600, 0x00001},
 }
 
+// invisibleTable is every invisible code point: Default_Ignorable_Code_Point
+// (DerivedCoreProperties.txt) and the interlinear annotation characters
+// U+FFF9–U+FFFB. See Invisible.
+var invisibleTable = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{0x00AD, 0x00AD, 1},
+		{0x034F, 0x034F, 1},
+		{0x061C, 0x061C, 1},
+		{0x115F, 0x1160, 1},
+		{0x17B4, 0x17B5, 1},
+		{0x180B, 0x180F, 1},
+		{0x200B, 0x200F, 1},
+		{0x202A, 0x202E, 1},
+		{0x2060, 0x206F, 1},
+		{0x3164, 0x3164, 1},
+		{0xFE00, 0xFE0F, 1},
+		{0xFEFF, 0xFEFF, 1},
+		{0xFFA0, 0xFFA0, 1},
+		{0xFFF0, 0xFFFB, 1},
+	},
+	R32: []unicode.Range32{
+		{0x1BCA0, 0x1BCA3, 1},
+		{0x1D173, 0x1D17A, 1},
+		{0xE0000, 0xE0FFF, 1},
+	},
+	LatinOffset: 1,
+}
+
 // extendedPictographic is Extended_Pictographic (emoji-data.txt).
 var extendedPictographic = &unicode.RangeTable{
 	R16: []unicode.Range16{

@@ -112,12 +112,7 @@ func Check(field, s string, max int, ctx Context) []Finding {
 	}
 	// Judge what the model reads: hidden characters inside a word must
 	// not split a phrase out of the patterns' sight.
-	visible := strings.Map(func(r rune) rune {
-		if invisible(r) {
-			return -1
-		}
-		return r
-	}, canon.Text(s))
+	visible := canon.Visible(s)
 	for _, p := range patterns {
 		if (ctx == Data && p.rule == RuleURL) || (ctx == ServerInstructions && p.rule == RuleAddressesModel) {
 			continue
@@ -132,28 +127,17 @@ func Check(field, s string, max int, ctx Context) []Finding {
 	return out
 }
 
-// invisible reports characters with no glyph that text keeps: zero-width
-// spaces and joiners, word joiner, invisible operators, soft hyphen,
-// byte order mark, Mongolian vowel separator, variation selectors.
-func invisible(r rune) bool {
-	switch {
-	case r >= 0x200B && r <= 0x200F, r >= 0x2060 && r <= 0x2064, r == 0xFEFF, r == 0x00AD, r == 0x180E, r == 0x034F,
-		r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF, r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0:
-		return true
-	}
-	return false
-}
-
 // hidden reports text a reader does not see but a model reads: what the
 // text canonicaliser removes (escapes, controls, tag characters, bidi
-// controls), invisible characters, and padding that pushes text out of
+// controls), invisible characters it keeps (canon.Invisible: joiners,
+// variation selectors, soft hyphens...), and padding that pushes text out of
 // sight (a run of blank lines, or of spaces).
 func hidden(s string) bool {
 	if !utf8.ValidString(s) || canon.Text(s) != s {
 		return true
 	}
 	for _, r := range s {
-		if invisible(r) {
+		if canon.Invisible(r) {
 			return true
 		}
 	}
