@@ -120,7 +120,7 @@ func (s *Session) relativeBases() []string {
 }
 
 // SetServerArgv records the server's command line, before the session is
-// used: each directory in it (as RootWarnings finds them) becomes a base
+// used: each directory in it (ServerDirs) becomes a base
 // path_scope reads relative paths against. server-filesystem reads a
 // relative path against each of the directories it was started with, so
 // a server given $HOME behind a policy whose root is $HOME/src reads
@@ -131,12 +131,7 @@ func (s *Session) SetServerArgv(argv []string) {
 	if len(s.p.pathScopes()) == 0 {
 		return
 	}
-	s.serverDirs = nil
-	for _, d := range argDirs(argv) {
-		if !slices.Contains(s.serverDirs, d.abs) {
-			s.serverDirs = append(s.serverDirs, d.abs)
-		}
-	}
+	s.serverDirs = ServerDirs(argv).Abs()
 }
 
 // basedCheck is a check that reads relative values against extra bases

@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -29,23 +30,41 @@ func (p *Policy) RootWarnings(argv []string) []string {
 	if len(all) == 0 {
 		return warnings
 	}
-	for _, d := range argDirs(argv) {
-		if !coveredBy(d.abs, all) {
-			warnings = append(warnings, "the server's argument "+d.arg+" is a directory that no path_scope root covers; calls with paths in it will be refused, relative paths included (roots: "+strings.Join(all, ", ")+")")
+	for _, d := range ServerDirs(argv) {
+		if !coveredBy(d.Abs, all) {
+			warnings = append(warnings, "the server's argument "+d.Arg+" is a directory that no path_scope root covers; calls with paths in it will be refused, relative paths included (roots: "+strings.Join(all, ", ")+")")
 		}
 	}
 	return warnings
 }
 
-// argDir is a word of the server's argv that names a directory.
-type argDir struct{ arg, abs string }
+// ArgDir is a word of a server's argv that names a directory: the word
+// as written and the directory's absolute path.
+type ArgDir struct{ Arg, Abs string }
 
-// argDirs lists the words of the server's argv (after the command) that
-// name an existing directory, also as --flag=/dir, with the absolute path
-// of each: the directories the server was given. A bare word without '/'
-// and @scope/name are taken for package names.
-func argDirs(argv []string) []argDir {
-	var dirs []argDir
+// ArgDirs are the directories a server was given on its command line.
+type ArgDirs []ArgDir
+
+// ServerDirs is the one reader of the directories in a server's argv:
+// path_scope reads relative paths against them (Session.SetServerArgv),
+// RootWarnings checks the roots cover them, and `mcpguard init` and
+// `mcpguard wrap --policy-dir` make them a starter's or a copied
+// policy's roots. Sharing it means a policy wrap writes covers exactly
+// the directories the relay judges the server by.
+//
+// A word after the command (or the value of a --flag=VALUE word) counts
+// when it names an existing directory and reads as a path: it holds a
+// '/' or is "." or "..". A bare word (`server`) and an npm @scope/name
+// are taken for package or module names even when the working directory
+// has a directory of that name, so `python -m server` does not make
+// ./server a root. A word holding "${" is a client's placeholder
+// (${workspaceFolder}) that only the client expands, and "~" is the
+// shell's: neither is expanded here, so neither names a directory
+// (unless one of that literal name exists, for "~/..."). A relative word
+// is read against the working directory. Every word that counts is
+// listed, duplicates included; Abs lists each directory once.
+func ServerDirs(argv []string) ArgDirs {
+	var dirs ArgDirs
 	for i, arg := range argv {
 		if i == 0 {
 			continue
@@ -57,18 +76,30 @@ func argDirs(argv []string) []argDir {
 				continue
 			}
 		}
-		if arg == "" || strings.HasPrefix(arg, "@") || !strings.ContainsRune(arg, '/') && arg != "." && arg != ".." {
-			continue // a bare word or @scope/name is more likely a package than a directory
+		if arg == "" || strings.HasPrefix(arg, "@") || strings.Contains(arg, "${") ||
+			!strings.ContainsRune(arg, '/') && arg != "." && arg != ".." {
+			continue
 		}
 		dir, err := filepath.Abs(arg)
 		if err != nil {
 			continue
 		}
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			dirs = append(dirs, argDir{arg: arg, abs: dir})
+			dirs = append(dirs, ArgDir{Arg: arg, Abs: dir})
 		}
 	}
 	return dirs
+}
+
+// Abs lists the absolute path of each directory once, in argv order.
+func (d ArgDirs) Abs() []string {
+	var out []string
+	for _, a := range d {
+		if !slices.Contains(out, a.Abs) {
+			out = append(out, a.Abs)
+		}
+	}
+	return out
 }
 
 // coveredBy reports whether dir lies in one of roots, as written or with

@@ -3,6 +3,8 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -78,4 +80,76 @@ func TestPathScopeRejectionNamesRoots(t *testing.T) {
 	if strings.Contains(string(v.Reply(m.ID)), "/etc/passwd") {
 		t.Errorf("the reply echoes the value")
 	}
+}
+
+// serverDirsArgv is a server command line with every kind of word that
+// looks like a directory, run from cwd; the directories it names, in
+// order, are want. The agreement tests of wrap and init use it too.
+func serverDirsArgv(t *testing.T) (argv, want []string) {
+	t.Helper()
+	cwd, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(cwd)
+	abs, flagged, spaced := filepath.Join(cwd, "abs"), filepath.Join(cwd, "flagged"), filepath.Join(cwd, "spaced")
+	for _, d := range []string{abs, flagged, spaced, "rel/dir", "server", "@scope/pkg", "~/src", "${workspaceFolder}", "${HOME}/src"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile("file", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv = []string{
+		"npx", "-y", "@scope/pkg", // argv[0] is the command; @scope/name is a package even as a directory
+		abs, abs + "/", // one directory twice
+		"rel/dir", "./rel/dir/..", ".", // relative to the working directory
+		"--root=" + flagged, "-y", "--repository", spaced, "--flag=", "-=x", // a value after = or after a flag word
+		"server",                                 // a bare word is a module name (python -m server)
+		"~", "${workspaceFolder}", "${HOME}/src", // placeholders the client or shell expands: never read
+		"file", "./file", "/does/not/exist", "-", "",
+	}
+	// "~/src" is read as written (the literal directory ./~/src): "~" is
+	// not expanded, and the word holds a '/'.
+	argv = append(argv, "~/src")
+	want = []string{abs, filepath.Join(cwd, "rel/dir"), filepath.Join(cwd, "rel"), cwd, flagged, spaced, filepath.Join(cwd, "~/src")}
+	return argv, want
+}
+
+func TestServerDirs(t *testing.T) {
+	argv, want := serverDirsArgv(t)
+	dirs := ServerDirs(argv)
+	if got := dirs.Abs(); !slices.Equal(got, want) {
+		t.Errorf("ServerDirs(%q).Abs() =\n%q\nwant\n%q", argv, got, want)
+	}
+	if len(dirs) != len(want)+1 || dirs[1].Arg != want[0]+"/" || dirs[0].Arg != want[0] {
+		t.Errorf("ServerDirs lists every word that names a directory, duplicates too: %q", dirs)
+	}
+	if got := ServerDirs(argv[:1]); len(got) != 0 {
+		t.Errorf("the command itself is not a directory of the server: %q", got)
+	}
+}
+
+// The directories RootWarnings checks are those a relative path is read
+// against: a policy whose roots are ServerDirs warns about none.
+func TestServerDirsAgreeWithPathScope(t *testing.T) {
+	argv, want := serverDirsArgv(t)
+	p := rootsPolicy(t, quoteAll(want)...)
+	if w := p.RootWarnings(argv); len(w) != 0 {
+		t.Errorf("a policy rooted at ServerDirs warns:\n%s", strings.Join(w, "\n"))
+	}
+	s := p.NewSession()
+	s.SetServerArgv(argv)
+	if !slices.Equal(s.relativeBases(), want) {
+		t.Errorf("relative paths are read against %q, want %q", s.relativeBases(), want)
+	}
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }

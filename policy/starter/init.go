@@ -57,7 +57,7 @@ func Init(ctx context.Context, o InitOptions, stdout, stderr io.Writer) (int, er
 	for _, r := range lint.Listed(tools, "tools", "name") {
 		fmt.Fprintf(stderr, "mcpguard: lint: tool %s: %s\n", strconv.Quote(canon.FreeText(r.Name, 128)), lint.Join(r.Findings))
 	}
-	text, err := Generate(tools, o.Argv, Options{Roots: DirRoots(o.Argv), Date: time.Now()})
+	text, err := Generate(tools, o.Argv, Options{Roots: policy.ServerDirs(o.Argv).Abs(), Date: time.Now()})
 	if err != nil {
 		return 1, fmt.Errorf("init: %w", err)
 	}

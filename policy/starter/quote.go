@@ -2,8 +2,6 @@ package starter
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode"
@@ -70,39 +68,4 @@ func sanitize(s string, max int) string {
 		n++
 	}
 	return b.String()
-}
-
-// DirRoots returns the server's arguments (after the command) that name
-// existing directories, as absolute paths: the filesystem server's allowed
-// directories, a repository given to a git server. A --flag=DIR argument
-// counts too.
-func DirRoots(argv []string) []string {
-	var roots []string
-	seen := map[string]bool{}
-	for i, a := range argv {
-		if i == 0 {
-			continue
-		}
-		if strings.HasPrefix(a, "-") {
-			eq := strings.IndexByte(a, '=')
-			if eq < 0 {
-				continue
-			}
-			a = a[eq+1:]
-		}
-		if a == "" || strings.Contains(a, "${") { // would read as a variable
-			continue
-		}
-		st, err := os.Stat(a)
-		if err != nil || !st.IsDir() {
-			continue
-		}
-		abs, err := filepath.Abs(a)
-		if err != nil || seen[abs] {
-			continue
-		}
-		seen[abs] = true
-		roots = append(roots, abs)
-	}
-	return roots
 }

@@ -25,7 +25,8 @@ import (
 // Options are the parts of a starter policy that do not come from the tool list.
 type Options struct {
 	// Roots are the directories path_scope allows, absolute; empty means
-	// "${PWD}". DirRoots finds them in the server's argv.
+	// "${PWD}". The caller reads them from the server's argv
+	// (policy.ServerDirs).
 	Roots []string
 	// Date goes into the header comment; zero leaves it out.
 	Date time.Time

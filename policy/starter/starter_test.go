@@ -149,22 +149,6 @@ func TestCalls(t *testing.T) {
 	}
 }
 
-func TestDirRoots(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "f")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got := DirRoots([]string{dir, file, dir, "--root=" + dir + "/", "--x", "/does/not/exist", file})
-	if len(got) != 1 || got[0] != dir {
-		t.Errorf("DirRoots = %q, want [%q] (argv[0] is the command, files and missing paths are not roots)", got, dir)
-	}
-	got = DirRoots([]string{"srv", dir, "--root=" + dir + "/"})
-	if len(got) != 1 || got[0] != dir {
-		t.Errorf("DirRoots = %q, want [%q]", got, dir)
-	}
-}
-
 // TestReviewMarks: tools dangerous for what they do get a REVIEW mark
 // with the reason, and free-text fields are not held to control_chars.
 func TestReviewMarks(t *testing.T) {

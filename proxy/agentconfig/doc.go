@@ -115,9 +115,9 @@
 // github.yaml, which is written against github-mcp-server's tool names.
 // A copied policy's path_scope roots (${HOME}/src in filesystem.yaml and
 // git.yaml) become the existing directories the server is given in its
-// arguments (its allowed directories, --repository), as init chooses
-// them: the copy then neither refuses the server's ordinary work nor
-// allows more. A server given no existing directory keeps the shipped
+// arguments (its allowed directories, --repository=DIR), read by
+// policy.ServerDirs as init and path_scope read them: the copy then
+// neither refuses the server's ordinary work nor allows more. A server given no existing directory keeps the shipped
 // roots, and wrap says to review them.
 //
 // # Status

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/mcpguard/mcpguard/policy"
-	"github.com/mcpguard/mcpguard/policy/starter"
 )
 
 // shipped maps a shipped policy to the names its server goes by on a
@@ -141,7 +140,7 @@ func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
 			return placed{}, err
 		}
 		text, note = b, "copy of shipped "+file
-		if roots := starter.DirRoots(s.Argv); len(roots) > 0 {
+		if roots := policy.ServerDirs(s.Argv).Abs(); len(roots) > 0 {
 			if t, ok := setRoots(text, roots); ok {
 				text, note = t, note+", roots set to the server's directories"
 			}
