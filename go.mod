@@ -18,6 +18,7 @@ require (
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/net v0.62.0
 	golang.org/x/text v0.43.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (
