@@ -107,7 +107,7 @@ func serverRequestKind(method string, params jsontext.Value) (kind string, ok bo
 	return "", false
 }
 
-// secretAsk matches a form field that asks for a credential: MCP forbids
+// secretAsk matches a form field (a string field) that asks for a credential: MCP forbids
 // servers to request sensitive information in form mode, and a phishing
 // server asks for the user's password in a dialog the client draws.
 var secretAsk = regexp.MustCompile(`(?i)pass(word|phrase|code)|secret|api[ _-]?key|access[ _-]?key|token|credential|private[ _-]?key|\bpin\b|\botp\b|2fa|mfa|one[ _-]?time|ssn|social security|credit[ _-]?card|card number|cvv|iban`)
@@ -169,6 +169,7 @@ func (s *Session) judgeRequestContent(kind string, params jsontext.Value, d *Ser
 		var p struct {
 			RequestedSchema struct {
 				Properties map[string]struct {
+					Type        string `json:"type"`
 					Title       string `json:"title"`
 					Description string `json:"description"`
 					Format      string `json:"format"`
@@ -177,6 +178,11 @@ func (s *Session) judgeRequestContent(kind string, params jsontext.Value, d *Ser
 		}
 		_ = unmarshalLoose(params, &p)
 		for name, prop := range p.RequestedSchema.Properties {
+			if prop.Type != "string" && prop.Type != "" {
+				// A number, boolean or choice cannot carry a password;
+				// its description may well say "do not give us your pin".
+				continue
+			}
 			for _, text := range []string{name, prop.Title, prop.Description, prop.Format} {
 				if secretAsk.MatchString(canon.Visible(text)) {
 					return "server_requests.elicitation_form", CodeServerRequest, "a form elicitation asks for a credential (field " + clean(name) + "); MCP forbids sensitive information in form mode"

@@ -121,3 +121,17 @@ func TestInputRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestFormSecretAskFalsePositives: fields that cannot hold a credential,
+// and ordinary fields, pass (server-everything's form warns "do not give
+// us your phone number, pin" in an integer field's description).
+func TestFormSecretAskFalsePositives(t *testing.T) {
+	s := Baseline().NewSession()
+	params := `{"message":"Tell us about you","requestedSchema":{"type":"object","properties":{` +
+		`"integer":{"type":"integer","title":"Integer","description":"Your favorite integer (do not give us your phone number, pin, or other sensitive info)"},` +
+		`"name":{"type":"string","title":"Full name"},"email":{"type":"string","format":"email"},"pets":{"type":"string","enum":["cat","dog"]},` +
+		`"spinning":{"type":"boolean","title":"Likes spinning tops"}}}}`
+	if d := s.JudgeServerRequest("elicitation/create", jsontext.Value(params)); d.Action != RequestAllowed {
+		t.Errorf("an ordinary form refused: %s", d.Reason)
+	}
+}
