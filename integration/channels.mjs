@@ -36,6 +36,9 @@ client.setRequestHandler(ListRootsRequestSchema, async (req) => {
 });
 await client.connect(transport);
 const out = { calls: [], received };
+if (spec.listTools) {
+  out.icons = (await client.listTools()).tools.filter((t) => t.icons).map((t) => ({ name: t.name, icons: t.icons }));
+}
 for (const call of spec.calls ?? []) {
   try {
     out.calls.push({ result: await client.callTool({ name: call.name, arguments: call.arguments }) });

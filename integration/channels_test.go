@@ -22,6 +22,12 @@ type channelsOut struct {
 		Params json.RawMessage `json:"params"`
 	} `json:"received"`
 	Prompt *tsOutcome `json:"prompt"`
+	Icons  []struct {
+		Name  string `json:"name"`
+		Icons []struct {
+			Src string `json:"src"`
+		} `json:"icons"`
+	} `json:"icons"`
 }
 
 func runChannels(t *testing.T, argv []string, spec map[string]any) channelsOut {
@@ -151,5 +157,32 @@ func TestAnswerSecretRefused(t *testing.T) {
 	got, _ := os.ReadFile(record)
 	if bytes.Contains(got, []byte(token)) {
 		t.Error("the token reached the server")
+	}
+}
+
+// TestIconsAndResourceLinks: an icon to an outside host never reaches the
+// client (it would fetch it by itself); a resource_link to one is removed
+// when the policy neutralises links.
+func TestIconsAndResourceLinks(t *testing.T) {
+	dir := t.TempDir()
+	policyFile := filepath.Join(dir, "links.yaml")
+	if err := os.WriteFile(policyFile, []byte("version: 1\nlinks: {links: neutralise}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(dir, "mcpguard.log")
+	argv := guardArgv(t, &guardOpts{Policy: policyFile, Log: logFile}, testserverBin, "-icons")
+	out := runChannels(t, argv, map[string]any{"listTools": true, "calls": []tsCall{{Name: "leak_images", Arguments: map[string]any{"link": true}}}})
+	if len(out.Icons) != 1 || len(out.Icons[0].Icons) != 1 || out.Icons[0].Icons[0].Src != "data:," {
+		t.Errorf("icons the client got: %+v", out.Icons)
+	}
+	raw, _ := json.Marshal(out.Calls)
+	if strings.Contains(string(raw), "collector.example") || !strings.Contains(string(raw), "resource_link") {
+		t.Errorf("the resource link the client got: %s", raw)
+	}
+	logged, _ := os.ReadFile(logFile)
+	for _, want := range []string{`"canonicaliser":"images"`, `"canonicaliser":"links"`, "host collector.example"} {
+		if !strings.Contains(string(logged), want) {
+			t.Errorf("the log lacks %s", want)
+		}
 	}
 }

@@ -270,6 +270,11 @@ func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, [
 		}
 		mid, applied := egressString(s, rules, path, isName)
 		out, filtered := ef.apply(mid)
+		if !isName {
+			if u, rw := ef.urlMember(path, out); rw != nil {
+				out, filtered = u, append(filtered, *rw)
+			}
+		}
 		if out == s {
 			return s, enc.WriteValue(tok)
 		}

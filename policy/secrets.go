@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -221,8 +222,37 @@ func (ef egressFilter) rawClean(raw []byte) bool {
 	if ef.sc == nil && ef.lf == nil || len(raw) == 0 {
 		return true
 	}
+	if ef.lf != nil && (bytes.Contains(raw, []byte("icons")) || bytes.Contains(raw, []byte(`"uri"`)) || bytes.Contains(raw, []byte(`\u`))) {
+		return false // an icon's src or a resource link's uri: see urlMember
+	}
 	esc := rawjson.ScanEscapes(raw)
 	return (ef.sc == nil || ef.sc.RawCleanEscapes(raw, esc)) && (ef.lf == nil || ef.lf.RawCleanEscapes(raw, esc))
+}
+
+// urlMember judges a string that is a URL the client acts on by itself,
+// by where it stands: an icon's src (icons[N].src, of tools, prompts,
+// resources, templates, serverInfo, content blocks), which clients fetch
+// to draw it, is removed like an image to a host not allowed; a content
+// block's uri (content[N].uri, or content.uri in a prompt or sampling
+// message: a resource_link, which a client may open) like a link when
+// links are neutralised. A removed URL becomes links.URLStandIn, so the
+// message keeps its shape.
+func (ef egressFilter) urlMember(path []pathElem, s string) (string, *Rewrite) {
+	n := len(path)
+	if ef.lf == nil || n < 2 || path[n-1].index >= 0 {
+		return s, nil
+	}
+	switch last := path[n-1].key; {
+	case last == "src" && n >= 3 && path[n-2].index >= 0 && path[n-3].key == "icons":
+		if host, ok := ef.lf.ImageURL(s); !ok {
+			return links.URLStandIn, &Rewrite{Canonicaliser: "images", Rule: "host " + host, Removed: len(s)}
+		}
+	case last == "uri" && (path[n-2].key == "content" && path[n-2].index < 0 || n >= 3 && path[n-2].index >= 0 && path[n-3].key == "content"):
+		if host, ok := ef.lf.LinkURL(s); !ok {
+			return links.URLStandIn, &Rewrite{Canonicaliser: "links", Rule: "host " + host, Removed: len(s)}
+		}
+	}
+	return s, nil
 }
 
 // apply redacts and removes, and says what, for the log (rule ids and

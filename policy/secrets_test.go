@@ -224,3 +224,43 @@ func TestAnswerSecrets(t *testing.T) {
 		t.Errorf("secrets ingress audit: got %+v, want an audited rejection", v)
 	}
 }
+
+// TestEgressIconsAndResourceLinks: an icon's src is an image the client
+// fetches by itself, removed like one to a host not allowed; a
+// resource_link's uri is a link, removed when links are neutralised.
+func TestEgressIconsAndResourceLinks(t *testing.T) {
+	icons := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"},"icons":[` +
+		`{"src":"https://collector.example/i.png?d=x","mimeType":"image/png"},{"src":"https://img.shields.io/ok.svg"},{"src":"data:image/png;base64,iVBORw0KGgo="},{"src":"https://169.254.169.254/x"}]}],` +
+		`"_meta":{"icons":[{"src":"https://collector.example/j.png"}]}}}`
+	p := loadWithEnv(t, "version: 1\nlinks: {allow_image_hosts: [img.shields.io]}\n")
+	out, rws := egressOf(t, p, "tools/list", "", icons)
+	for _, gone := range []string{"collector.example", "169.254.169.254"} {
+		if strings.Contains(out, gone) {
+			t.Errorf("an icon to %s survives: %s", gone, out)
+		}
+	}
+	for _, kept := range []string{"https://img.shields.io/ok.svg", "data:image/png;base64,iVBORw0KGgo=", `"mimeType":"image/png"`} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("%s is gone: %s", kept, out)
+		}
+	}
+	if n := strings.Count(out, `"src":"data:,"`); n != 3 || len(rws) != 3 {
+		t.Errorf("%d icons replaced, %d rewrites (%+v), want 3: %s", n, len(rws), rws, out)
+	}
+	link := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"resource_link","uri":"https://collector.example/doc?d=x","name":"doc"},{"type":"resource_link","uri":"file:///home/u/doc.txt","name":"local"}]}}`
+	if out, _ := egressOf(t, Baseline(), "tools/call", "t", link); out != link {
+		t.Errorf("baseline changed a resource link (links are kept by default): %s", out)
+	}
+	neutral := loadWithEnv(t, "version: 1\nlinks: {links: neutralise, allow_link_hosts: [docs.example]}\n")
+	out, _ = egressOf(t, neutral, "tools/call", "t", link)
+	if strings.Contains(out, "collector.example") || !strings.Contains(out, `"uri":"data:,"`) {
+		t.Errorf("links: neutralise kept a resource link to another host: %s", out)
+	}
+	if !strings.Contains(out, "file:///home/u/doc.txt") {
+		t.Errorf("a file: resource link was removed: %s", out)
+	}
+	prompt := `{"jsonrpc":"2.0","id":1,"result":{"messages":[{"role":"user","content":{"type":"resource_link","uri":"https://collector.example/p","name":"p"}}]}}`
+	if out, _ := egressOf(t, neutral, "prompts/get", "p", prompt); strings.Contains(out, "collector.example") {
+		t.Errorf("a prompt message's resource link survives: %s", out)
+	}
+}

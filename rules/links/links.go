@@ -265,3 +265,31 @@ func (f *Filter) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 	}
 	return clean
 }
+
+// URLStandIn replaces the URL of an icon or a resource link that the
+// filter removes: it fetches and opens nothing, and stays a valid URI so
+// the message keeps its shape.
+const URLStandIn = "data:,"
+
+// ImageURL judges a URL the client fetches as an image on its own, with
+// no markup around it (an MCP icon's src): removed (ok false) when images
+// are removed and its host is not allowed. host is for the log.
+func (f *Filter) ImageURL(u string) (host string, ok bool) {
+	if f == nil || !f.images {
+		return "", true
+	}
+	t := targetOf(u)
+	return shownHost(t), f.imageHosts.allows(t)
+}
+
+// LinkURL judges a URL the client may open (a resource_link's uri):
+// removed (ok false) when links are neutralised and its host is not
+// allowed. A URL that names no host (file:///..., a server's own scheme)
+// is the server's resource, read through resources/read: kept.
+func (f *Filter) LinkURL(u string) (host string, ok bool) {
+	if f == nil || !f.links {
+		return "", true
+	}
+	t := targetOf(u)
+	return shownHost(t), t.host == "" || f.linkHosts.allows(t)
+}
