@@ -463,6 +463,7 @@ func (c *command) follow(path string, fromEnd bool, t *eventlog.Tail) error {
 	defer stop()
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(c.stderr, "mcpguard: waiting for %s to appear\n", path)
+		fromEnd = false // it may appear before the follower opens it: read it whole
 	}
 	f := &eventlog.Follower{Path: path, FromEnd: fromEnd, OnReopen: func(reason string) {
 		fmt.Fprintf(c.stderr, "mcpguard: %s was %s; reading it from the start\n", path, reason)

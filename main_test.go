@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -161,11 +162,19 @@ func TestTailFollowExitsOnSpike(t *testing.T) {
 		code int
 	}
 	done := make(chan result, 1)
+	waiting := &signalWriter{marker: "waiting for " + path, seen: make(chan struct{})}
 	go func() {
-		out, _, code := runLogCLI("tail", "--follow", "--utc", "--spike", "5/1m", "--exit-on-spike", path)
-		done <- result{out, code}
+		var out bytes.Buffer
+		code := run([]string{"mcpguard", "tail", "--follow", "--utc", "--spike", "5/1m", "--exit-on-spike", path}, strings.NewReader(""), &out, waiting)
+		done <- result{out.String(), code}
 	}()
-	time.Sleep(300 * time.Millisecond) // tail waits for the file
+	select {
+	case <-waiting.seen:
+	case r := <-done:
+		t.Fatalf("tail exited before the log appeared: code %d\n%s", r.code, r.out)
+	case <-time.After(10 * time.Second):
+		t.Fatal("tail --follow never said it waits for the log")
+	}
 	os.MkdirAll(filepath.Dir(path), 0o700)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -178,6 +187,25 @@ func TestTailFollowExitsOnSpike(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("tail --follow did not exit on the spike")
 	}
+}
+
+// signalWriter closes seen once what is written to it contains marker.
+type signalWriter struct {
+	marker string
+	seen   chan struct{}
+	mu     sync.Mutex
+	buf    bytes.Buffer
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Contains(w.buf.String(), w.marker)
+	w.buf.Write(p)
+	if !had && strings.Contains(w.buf.String(), w.marker) {
+		close(w.seen)
+	}
+	return len(p), nil
 }
 
 func TestWrapCommandsUsage(t *testing.T) {
