@@ -63,17 +63,19 @@ func TestGuardedAgentProtocol(t *testing.T) {
 		t.Fatalf("the server saw these roots: %s", m.raw)
 	}
 
-	// Cancel a slow call, reuse its id at once, then after the server's
-	// late answer.
-	p.sendWait(callLine(7, "slow", map[string]any{"ms": 800}))
-	time.Sleep(100 * time.Millisecond)
+	// Cancel a held call, reuse its id at once, then after the server's
+	// late answer: the server writes it before its reply to release, so
+	// once that reply is read mcpguard has dropped the late answer.
+	p.sendWait(callLine(7, "hold", map[string]any{"key": "seven"}))
 	p.sendWait(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`)
 	p.sendWait(callLine(7, "echo", map[string]any{"text": "too soon"}))
 	m, _ = p.expect("7", 10*time.Second)
 	if m.Error == nil || m.Error.Code != -32600 {
 		t.Fatalf("a call reusing the cancelled id 7: %s", m.raw)
 	}
-	time.Sleep(1500 * time.Millisecond) // the server answers the slow call meanwhile
+	if got := p.callOK(8, "release", map[string]any{"key": "seven"}); got != "release seven" {
+		t.Fatalf("release: %q", got)
+	}
 	if got := p.callOK(7, "echo", map[string]any{"text": "fresh"}); got != "fresh" {
 		t.Fatalf("the call with the freed id 7 got %q: the late answer was relayed", got)
 	}

@@ -142,11 +142,7 @@ func runEverything(t *testing.T, cs *mcp.ClientSession) *everythingRun {
 	}
 	run.Calls = append(run.Calls, map[string]any{"tool": params.Name, "result": normalise(toJSON(t, res))})
 	rec := recorderOf(cs)
-	// Notifications sent before the result are read before it, but the
-	// client handles them asynchronously: give the handler a moment.
-	for i := 0; i < 100 && rec.progressCount("progress-1") < 5; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	rec.waitFor(t, "5 progress notifications", func() bool { return len(rec.progress["progress-1"]) >= 5 })
 	rec.mu.Lock()
 	run.Progress = append(run.Progress, rec.progress["progress-1"]...)
 	run.Sampling, run.Elicit = len(rec.sampling), len(rec.elicit)

@@ -103,17 +103,17 @@ func TestGuardedCrashInFlightSDK(t *testing.T) {
 	done := make(chan time.Time, n)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	for range n {
+	for i := range n {
 		wg.Go(func() {
-			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 5000}})
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hold", Arguments: map[string]any{"key": strconv.Itoa(i)}})
 			errs <- err
 			done <- time.Now()
 		})
 	}
-	if err := cs.Ping(ctx, nil); err != nil { // the server has read the calls
-		t.Fatal(err)
+	// The server answers held once all n calls wait in it.
+	if got := callText(t, cs, "held", map[string]any{"count": n}); got != strconv.Itoa(n)+" held" {
+		t.Fatalf("held: %q", got)
 	}
-	time.Sleep(100 * time.Millisecond)
 	crashed := time.Now()
 	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"code": 3}})
 	if err == nil {
@@ -218,20 +218,18 @@ func groupMembers(pgid int) []int {
 	return out
 }
 
+// readPids reads testserver's -pidfile, which it writes before it reads
+// its input: once it has answered anything, the file is there.
 func readPids(t *testing.T, file string) (server, sleeper int) {
 	t.Helper()
-	for range 100 {
-		b, err := os.ReadFile(file)
-		f := strings.Fields(string(b))
-		if err == nil && len(f) == 2 {
-			server, _ = strconv.Atoi(f[0])
-			sleeper, _ = strconv.Atoi(f[1])
-			return server, sleeper
-		}
-		time.Sleep(20 * time.Millisecond)
+	b, err := os.ReadFile(file)
+	f := strings.Fields(string(b))
+	if err != nil || len(f) != 2 {
+		t.Fatalf("no pids in %s: %q %v", file, b, err)
 	}
-	t.Fatalf("no pids in %s", file)
-	return 0, 0
+	server, _ = strconv.Atoi(f[0])
+	sleeper, _ = strconv.Atoi(f[1])
+	return server, sleeper
 }
 
 // TestGuardedStdinEOFKillsGroup: when the agent closes stdin, mcpguard ends
@@ -276,17 +274,12 @@ func TestGuardedStdinEOFKillsGroup(t *testing.T) {
 				t.Fatalf("after stdin EOF: %v", err)
 			}
 			t.Logf("mcpguard exited %d after %v", status, time.Since(start))
-			// Give the kernel a moment to reap.
-			for range 50 {
-				if !alive(server) && !alive(sleeper) && len(groupMembers(server)) == 0 {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			if alive(server) {
+			// mcpguard has reaped the server; the sleeper got SIGKILL and
+			// dies when the kernel next schedules it.
+			if !waitGone(server, time.Second) {
 				t.Errorf("server %d still alive after mcpguard exited", server)
 			}
-			if alive(sleeper) {
+			if !waitGone(sleeper, time.Second) {
 				t.Errorf("sleeper %d (server's process group) still alive after mcpguard exited", sleeper)
 			}
 			if left := groupMembers(server); len(left) > 0 {
@@ -430,9 +423,10 @@ func TestGuardedStderrCanonicalised(t *testing.T) {
 
 // strayReplies runs three calls that leave the server answering requests
 // nobody is waiting for: stray_replies (id 7), which answers a made-up id
-// 1007 and its own id twice; slow (id 9), which the agent cancels before
-// the server replies; and echo (id 10). It returns the responses the agent
-// read besides the first reply to 7 and the reply to 10.
+// 1007 and its own id twice; hold (id 9), which the agent cancels before
+// the server replies; and release (id 10), whose reply the server writes
+// after its late reply to 9. It returns the responses the agent read
+// besides the first reply to 7 and the reply to 10.
 func strayReplies(t *testing.T, p *rawProc) []string {
 	p.initialize()
 	p.sendWait(callLine(7, "stray_replies", nil))
@@ -440,10 +434,9 @@ func strayReplies(t *testing.T, p *rawProc) []string {
 	if !strings.Contains(string(first.Result), "first reply") {
 		t.Fatalf("the agent read %s as the reply to 7", first.raw)
 	}
-	p.sendWait(callLine(9, "slow", map[string]any{"ms": 200}))
+	p.sendWait(callLine(9, "hold", map[string]any{"key": "nine"}))
 	p.sendWait(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"test"}}`)
-	time.Sleep(600 * time.Millisecond) // the server answers 9 at 200 ms
-	p.sendWait(callLine(10, "echo", map[string]any{"text": "after"}))
+	p.sendWait(callLine(10, "release", map[string]any{"key": "nine"}))
 	_, more := p.expect("10", 10*time.Second)
 	var stray []string
 	for _, m := range append(skipped, more...) {
@@ -511,12 +504,12 @@ func serverRequests(t *testing.T, cs *mcp.ClientSession) {
 		t.Fatal(err)
 	}
 	rec := recorderOf(cs)
-	for i := 0; i < 100 && rec.progressCount("tok-7") < 7; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := rec.progressCount("tok-7"); got != 7 {
+	rec.waitFor(t, "7 progress notifications", func() bool { return len(rec.progress["tok-7"]) >= 7 })
+	rec.mu.Lock()
+	if got := len(rec.progress["tok-7"]); got != 7 {
 		t.Errorf("progress notifications: %d, want 7", got)
 	}
+	rec.mu.Unlock()
 	// Many calls at once, answered out of order, each to its caller.
 	var wg sync.WaitGroup
 	for i := range 20 {

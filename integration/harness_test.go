@@ -139,12 +139,42 @@ type recorder struct {
 	logs     []*mcp.LoggingMessageParams
 	sampling []*mcp.CreateMessageParams
 	elicit   []*mcp.ElicitParams
+	changed  chan struct{} // closed and replaced by each record
 }
 
-func (r *recorder) progressCount(token string) int {
+func newRecorder() *recorder {
+	return &recorder{progress: map[string][]float64{}, changed: make(chan struct{})}
+}
+
+// record runs f, which adds to r, under r's lock, and wakes waitFor.
+func (r *recorder) record(f func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.progress[token])
+	f()
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// waitFor returns once cond, run under r's lock, holds. The client hands
+// notifications to its handlers on a goroutine of their own, in order but
+// after the reply that follows them may have been returned: this is how a
+// test knows the handler has seen them. It fails the test after 20s.
+func (r *recorder) waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		r.mu.Lock()
+		ok, changed := cond(), r.changed
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("the client never received %s", what)
+		}
+	}
 }
 
 var recorders sync.Map // *mcp.ClientSession → *recorder
@@ -171,30 +201,22 @@ type clientOpts struct {
 func newClient(rec *recorder, co *clientOpts) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpguard-integration", Version: "1.0.0"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			rec.mu.Lock()
-			rec.sampling = append(rec.sampling, req.Params)
-			rec.mu.Unlock()
+			rec.record(func() { rec.sampling = append(rec.sampling, req.Params) })
 			return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: sampledText}, Model: "test-model", Role: "assistant"}, nil
 		},
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			rec.mu.Lock()
-			rec.elicit = append(rec.elicit, req.Params)
-			rec.mu.Unlock()
+			rec.record(func() { rec.elicit = append(rec.elicit, req.Params) })
 			if strings.Contains(req.Params.Message, "confirm") { // testserver's
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
 			}
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			rec.mu.Lock()
-			defer rec.mu.Unlock()
 			tok := fmt.Sprint(req.Params.ProgressToken)
-			rec.progress[tok] = append(rec.progress[tok], req.Params.Progress)
+			rec.record(func() { rec.progress[tok] = append(rec.progress[tok], req.Params.Progress) })
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			rec.mu.Lock()
-			defer rec.mu.Unlock()
-			rec.logs = append(rec.logs, req.Params)
+			rec.record(func() { rec.logs = append(rec.logs, req.Params) })
 		},
 	})
 	roots := testRoots
@@ -209,7 +231,7 @@ func newClient(rec *recorder, co *clientOpts) *mcp.Client {
 // client to it. The session is closed when the test ends.
 func connect(t testing.TB, co *clientOpts, argv ...string) *mcp.ClientSession {
 	t.Helper()
-	rec := &recorder{progress: map[string][]float64{}}
+	rec := newRecorder()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.Command(argv[0], argv[1:]...)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,21 +26,28 @@ func everyForm(v string) []string {
 }
 
 // seenByClient is everything the client received in a call: the result's
-// content and structured content, and the log notifications.
-func seenByClient(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+// content and structured content, and the logs log notifications the
+// tool sends before its reply.
+func seenByClient(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, logs int) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
+	rec := recorderOf(cs)
+	rec.mu.Lock()
+	before := len(rec.logs)
+	rec.mu.Unlock()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("call %s: %v", name, err)
 	}
-	time.Sleep(100 * time.Millisecond) // notifications sent before the reply have been handled
-	rec := recorderOf(cs)
-	rec.mu.Lock() // the client's handlers append to logs on their own goroutines
-	logs := slices.Clone(rec.logs)
+	rec.waitFor(t, strconv.Itoa(logs)+" log notifications from "+name, func() bool { return len(rec.logs) >= before+logs })
+	rec.mu.Lock()
+	got := slices.Clone(rec.logs[before:])
 	rec.mu.Unlock()
-	return mustJSON(toJSON(t, res)) + "\n" + mustJSON(toJSON(t, logs))
+	if len(got) != logs {
+		t.Fatalf("%s sent %d log notifications, want %d", name, len(got), logs)
+	}
+	return mustJSON(toJSON(t, res)) + "\n" + mustJSON(toJSON(t, got))
 }
 
 // TestSecretsTestServer: behind the baseline (no policy), a server that
@@ -51,7 +59,7 @@ func TestSecretsTestServer(t *testing.T) {
 	record, logFile := filepath.Join(dir, "record.jsonl"), filepath.Join(dir, "mcpguard.log")
 	cs := connectGuarded(t, &guardOpts{Log: logFile}, testserverBin, "-record", record)
 
-	seen := seenByClient(t, cs, "leak_env", map[string]any{"name": "GITHUB_TOKEN"})
+	seen := seenByClient(t, cs, "leak_env", map[string]any{"name": "GITHUB_TOKEN"}, 1)
 	for _, form := range everyForm(knownToken) {
 		if strings.Contains(seen, form) {
 			t.Errorf("the client saw the known secret (as %q): %s", form, truncate(seen, 3000))
@@ -61,7 +69,7 @@ func TestSecretsTestServer(t *testing.T) {
 		t.Errorf("no redaction or image stand-in: %s", truncate(seen, 3000))
 	}
 
-	seen = seenByClient(t, cs, "leak_credentials", map[string]any{})
+	seen = seenByClient(t, cs, "leak_credentials", map[string]any{}, 0)
 	for _, c := range []string{"AKIAZ7QWERTYUIOPASDF", "ghp_k3Yx9QmW2vR7tL5nB8cD1fG4hJ6pS0aZ2eXu", "xoxb-223344556677", "MIIEowIBAAKCAQEAvQ7d9Kp2mX4rT1yU8wZ3bN6"} {
 		if strings.Contains(seen, c) {
 			t.Errorf("the client saw credential %s: %s", c, truncate(seen, 3000))

@@ -45,19 +45,20 @@ func newWidenedTree(t *testing.T) widenedTree {
 // widenedClient is a client whose roots are "/".
 var widenedClient = &clientOpts{Roots: []*mcp.Root{{URI: "file:///", Name: "everything"}}}
 
-// allowedDirs polls list_allowed_directories until the server has taken
+// allowedDirs asks list_allowed_directories until the server has taken
 // the client's roots/list answer (its text changes from the start-up
-// directory), or a few seconds pass, and returns it.
+// directory), and returns it. The server takes the answer on its own
+// time (it resolves each root first), so each reply tells whether it
+// has: the test fails if none does within 20 s.
 func allowedDirs(t *testing.T, cs *mcp.ClientSession, startup string) string {
 	t.Helper()
-	var got string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		got = callText(t, cs, "list_allowed_directories", nil)
-		if got != startup {
-			break
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if got := callText(t, cs, "list_allowed_directories", nil); got != startup {
+			return got
 		}
 	}
-	return got
+	t.Fatalf("the server never took the client's roots: still %q", startup)
+	return ""
 }
 
 // TestWidenedRootsDirect shows the attack is real: without mcpguard the
@@ -82,17 +83,18 @@ func TestWidenedRootsGuarded(t *testing.T) {
 	bin := npmServer(t, "mcp-server-filesystem")
 	tr := newWidenedTree(t)
 	root, outside := tr.root, tr.outside
-	cs := connect(t, widenedClient, withEnv(guardArgv(t, &guardOpts{Policy: shippedPolicy("filesystem")}, bin, root), "HOME="+tr.home)...)
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	if _, err := cs.ListTools(ctx, nil); err != nil {
+	// The server starts on a directory inside the root; the client answers
+	// "/" and the root. mcpguard removes "/" from the answer, so the server
+	// moves to the root alone, and that move tells the test the server has
+	// taken the answer.
+	start := filepath.Join(root, "start")
+	if err := os.Mkdir(start, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// mcpguard removed "/" from the answer: the server kept its root.
-	startup := "Allowed directories:\n" + root
-	time.Sleep(500 * time.Millisecond) // the server handles the roots answer asynchronously
-	if got := callText(t, cs, "list_allowed_directories", nil); got != startup {
-		t.Fatalf("allowed directories after the client answered /: %q", got)
+	client := &clientOpts{Roots: []*mcp.Root{{URI: "file:///", Name: "everything"}, {URI: "file://" + root, Name: "project"}}}
+	cs := connect(t, client, withEnv(guardArgv(t, &guardOpts{Policy: shippedPolicy("filesystem")}, bin, start), "HOME="+tr.home)...)
+	if got := allowedDirs(t, cs, "Allowed directories:\n"+start); got != "Allowed directories:\n"+root {
+		t.Fatalf("allowed directories after the client answered / and the root: %q", got)
 	}
 
 	reads := []map[string]any{
