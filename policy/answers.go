@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"bytes"
+
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/mcpguard/mcpguard/policy/message"
@@ -20,20 +23,49 @@ func (s *Session) Answer(method string, m *message.Message) Verdict {
 	if body == nil {
 		body = m.Error
 	}
+	rej, audit := s.scanAnswer(body)
+	if rej == nil {
+		return Verdict{}
+	}
+	if rej.ErrorCode != message.CodeMalformed {
+		rej.Error = "rejected MCP input: the client's answer to " + clean(method) + " carries a credential at " + rej.Field + " (policy entry " + rej.Rule + ")"
+	}
+	return Verdict{Rejection: rej, AsError: true, Code: jsonrpc2.CodeInvalidParams, Audit: s.p.Mode == Audit || audit}
+}
+
+// checkInputResponses judges the inputResponses of a request (revision
+// 2026-07-28: the client's answers to a result's inputRequests, sent with
+// its retry) as Answer judges answers sent on their own.
+func (s *Session) checkInputResponses(m *message.Message) (rej *message.Rejection, audit bool) {
+	if !bytes.Contains(m.Params, []byte("inputResponses")) && !bytes.Contains(m.Params, []byte(`\u`)) {
+		return nil, false
+	}
+	var p struct {
+		InputResponses jsontext.Value `json:"inputResponses"`
+	}
+	if unmarshalLoose(m.Params, &p) != nil || len(p.InputResponses) == 0 {
+		return nil, false
+	}
+	rej, audit = s.scanAnswer(p.InputResponses)
+	if rej != nil && rej.ErrorCode != message.CodeMalformed {
+		rej.Field = "inputResponses." + rej.Field
+		rej.Error = "rejected MCP input: the client's inputResponses carry a credential at " + rej.Field + " (policy entry " + rej.Rule + ")"
+	}
+	return rej, audit
+}
+
+// scanAnswer runs the secrets rule over every string of body, member
+// names included; audit says the policy only audits secrets.
+func (s *Session) scanAnswer(body []byte) (*message.Rejection, bool) {
 	r := s.p.secretsIngressRule("")
 	if r == nil || body == nil || r.rawClean(body) {
-		return Verdict{}
+		return nil, false
 	}
 	w := walkers.Get().(*walker)
 	w.session = s
 	defer w.release()
 	if rej := w.parseArgs(body, ""); rej != nil {
-		return Verdict{Rejection: rej, AsError: true, Code: jsonrpc2.CodeInvalidParams}
+		return rej, false
 	}
-	rej := w.checkArgs([]*ingressRule{r}, "", false)
-	if rej == nil {
-		return Verdict{}
-	}
-	rej.Error = "rejected MCP input: the client's answer to " + clean(method) + " carries a credential at " + rej.Field + " (policy entry " + rej.Rule + ")"
-	return Verdict{Rejection: rej, AsError: true, Code: jsonrpc2.CodeInvalidParams, Audit: s.p.Mode == Audit || r.audit}
+	return w.checkArgs([]*ingressRule{r}, "", false), r.audit
 }

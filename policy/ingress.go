@@ -48,6 +48,16 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 		return Verdict{}
 	}
 	extra, rej := s.inputRoots(m)
+	if rej == nil {
+		var audit bool
+		if rej, audit = s.checkInputResponses(m); rej != nil {
+			v := Verdict{Rejection: rej, Audit: s.p.Mode == Audit || audit, AsError: true, Code: jsonrpc2.CodeInvalidParams}
+			if m.Method == "tools/call" && !s.p.RejectAsError {
+				v.AsError, v.Code = false, 0
+			}
+			return v
+		}
+	}
 	switch {
 	case rej != nil:
 	case m.Method == "tools/call":
@@ -90,6 +100,13 @@ func (s *Session) checkToolCall(m *message.Message, extra []string) *message.Rej
 		}
 	}
 	d := &plan.toolDecision
+	if !d.denied && len(s.p.looseDenied) > 0 {
+		if rule, ok := s.p.looseDenied[canon.Loose(tool)]; ok {
+			// Another spelling of a denied tool (SEND_EMAIL, "send_email ",
+			// a Cyrillic look-alike) that a loose server resolves to it.
+			d = &toolDecision{denied: true, rule: rule}
+		}
+	}
 	if d.denied {
 		return &message.Rejection{
 			ErrorCode:   CodeToolDenied,

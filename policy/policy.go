@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpguard/mcpguard/policy/pins"
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // Mode says what a failed check does.
@@ -52,6 +53,10 @@ type Policy struct {
 	// unlisted is the plan of every tool not in calls, when that plan
 	// cannot depend on the name: no tool entries and no ingress rules.
 	unlisted *callPlan
+	// looseDenied maps the canon.Loose name of every tool the tools:
+	// section denies by exact name to its entry: a server that matches
+	// names loosely runs send_email for a call of SEND_EMAIL.
+	looseDenied map[string]string
 
 	ruleSets     sync.Map // method+"\x00"+name → []*ingressRule (see rulesFor)
 	ruleSetCount atomic.Int64
@@ -74,6 +79,12 @@ type callPlan struct {
 // ingress rules' tools lists.
 func (p *Policy) planCalls() {
 	p.calls = map[string]*callPlan{}
+	p.looseDenied = map[string]string{}
+	for _, t := range p.tools {
+		if !t.glob && t.action == actionDeny {
+			p.looseDenied[canon.Loose(t.pattern)] = t.rule
+		}
+	}
 	add := func(name string) {
 		if _, done := p.calls[name]; !done {
 			p.calls[name] = p.newCallPlan(name)
@@ -154,7 +165,7 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
 		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, lock: p.lock, tools: p.tools, ingress: p.ingress, egress: p.egress,
-		calls: p.calls, unlisted: p.unlisted, secrets: p.secrets, serverRequests: p.serverRequests}
+		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, secrets: p.secrets, serverRequests: p.serverRequests}
 }
 
 // sortTools puts exact names before globs, each in name order, so that

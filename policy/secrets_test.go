@@ -264,3 +264,41 @@ func TestEgressIconsAndResourceLinks(t *testing.T) {
 		t.Errorf("a prompt message's resource link survives: %s", out)
 	}
 }
+
+// TestInputResponsesSecrets: the answers a 2026-07-28 client sends with
+// its retry are judged like answers sent on their own.
+func TestInputResponsesSecrets(t *testing.T) {
+	p, err := Baseline().WithEnvironment(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"tools/call", "prompts/get", "resources/read"} {
+		line := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{"name":"t","uri":"file:///x","arguments":{},"inputResponses":{"r1":{"action":"accept","content":{"pw":"` + testToken + `"}}},"_meta":{}}}`
+		ev := p.Evaluate([]byte(line), nil)
+		if ev.Verdict != Rejected || ev.ErrorCode != "INPUT_REJECTED_SECRET" || !strings.HasPrefix(ev.Field, "inputResponses.") {
+			t.Errorf("%s: got %s %s %s", method, ev.Verdict, ev.ErrorCode, ev.Field)
+		}
+		clean := strings.Replace(line, testToken, "Ada", 1)
+		if ev := p.Evaluate([]byte(clean), nil); ev.Verdict != Allowed {
+			t.Errorf("%s without a secret: %s %s", method, ev.Verdict, ev.Error)
+		}
+	}
+}
+
+// TestDeniedToolNameVariants: a tool denied by name is refused under the
+// spellings a server that matches names loosely resolves to it.
+func TestDeniedToolNameVariants(t *testing.T) {
+	p := loadWithEnv(t, "version: 1\ntools:\n  send_email: deny\n  read_mail: allow\n")
+	for _, name := range []string{"send_email", "SEND_EMAIL", "Send_Email", "send_email ", "s\u0435nd_email", "ｓｅｎｄ_ｅｍａｉｌ"} {
+		line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`
+		if ev := p.Evaluate([]byte(line), nil); ev.Verdict != Rejected || ev.ErrorCode != CodeToolDenied {
+			t.Errorf("%q: got %s %s", name, ev.Verdict, ev.ErrorCode)
+		}
+	}
+	for _, name := range []string{"read_mail", "READ_MAIL", "send_emails"} {
+		line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`
+		if ev := p.Evaluate([]byte(line), nil); ev.Verdict != Allowed {
+			t.Errorf("%q: got %s %s", name, ev.Verdict, ev.Error)
+		}
+	}
+}

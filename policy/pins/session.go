@@ -88,7 +88,7 @@ type Session struct {
 	info     *Definition
 
 	state atomic.Pointer[[numKinds]map[string]status]
-	// withheld maps the LooseName of every withheld item to its block,
+	// withheld maps the canon.Loose name of every withheld item to its block,
 	// for calls that name it in another spelling; pinnedLoose maps the
 	// LooseName of every pinned item to its key (under mu).
 	withheld    atomic.Pointer[[numKinds]map[string]*Block]
@@ -127,7 +127,7 @@ func NewSession(opt Options) *Session {
 	for k := range numKinds {
 		s.pinnedLoose[k] = map[string]string{}
 		for key := range s.pinned[k] {
-			s.pinnedLoose[k][LooseName(key)] = key
+			s.pinnedLoose[k][canon.Loose(key)] = key
 		}
 	}
 	return s
@@ -154,7 +154,7 @@ func (s *Session) Check(kind Kind, key string) *Block {
 	// A server may resolve a name loosely (case, spaces, NFKC, a
 	// Cyrillic look-alike): a call of SEND_EMAIL reaches a withheld
 	// send_email.
-	if b := s.withheld.Load()[kind][LooseName(key)]; b != nil {
+	if b := s.withheld.Load()[kind][canon.Loose(key)]; b != nil {
 		return &Block{Code: b.Code, Reason: b.Reason + " (called as " + canon.FreeText(key, 256) + ", which a server may read as that name)"}
 	}
 	if s.opt.Lock != nil && (kind == Tool || kind == Prompt) {
@@ -244,16 +244,16 @@ func (s *Session) judge(kind Kind, raw []byte, def Definition, key string, err e
 		block = &Block{Code: CodeUnpinned, Reason: "the lock file does not pin " + kind.String() + " " + canon.FreeText(key, 256)}
 	case !ok && len(s.pinned[kind]) >= maxItems:
 		block = &Block{Code: CodeUnpinned, Reason: "the server announced more than 4096 " + kind.Section() + "; " + kind.String() + " " + canon.FreeText(key, 256) + " is not pinned"}
-	case !ok && s.pinnedLoose[kind][LooseName(key)] != "":
+	case !ok && s.pinnedLoose[kind][canon.Loose(key)] != "":
 		// A new name that reads as a pinned one (send_еmail with a
 		// Cyrillic е): a rename that shadows the item, not a new item.
-		other := s.pinnedLoose[kind][LooseName(key)]
+		other := s.pinnedLoose[kind][canon.Loose(key)]
 		fields = []string{kind.KeyField()}
 		block = &Block{Code: CodeChanged, Reason: kind.String() + " " + canon.FreeText(key, 256) + " reads as pinned " + kind.String() + " " + canon.FreeText(other, 256)}
 	case !ok:
 		s.pinned[kind][key] = def
 		s.digests[kind][key] = digest
-		s.pinnedLoose[kind][LooseName(key)] = key
+		s.pinnedLoose[kind][canon.Loose(key)] = key
 		newItem = s.listed[kind]
 	case s.digests[kind][key] != digest:
 		fields = ChangedFields(pinned, def)
@@ -317,7 +317,7 @@ func (s *Session) setStatus(kind Kind, key string, block *Block) {
 	w := map[string]*Block{}
 	for k, st := range m {
 		if st.block != nil {
-			w[LooseName(k)] = st.block
+			w[canon.Loose(k)] = st.block
 		}
 	}
 	wh[kind] = w
