@@ -21,6 +21,9 @@ var benignCorpus = map[string]string{
 	"Han with ideographic selectors":  "葛\U000E0100城市 辻\U000E0101",
 	"code with tabs and CRLF":         "func main() {\r\n\tfmt.Println(`x`)\r\n}\r\n",
 	"base64":                          "aGVsbG8gd29ybGQ=\nZm9vYmFy+/==",
+	"Go source with form feeds":       "package p\n\f\n// Section two.\nfunc f() {}\n",
+	"prose with soft hyphens":         "Donau\u00addampf\u00adschiff, in\u00adcom\u00adpre\u00adhen\u00adsi\u00adble, ско\u00adрость",
+	"byte order mark":                 "\ufeffusing System;\n",
 }
 
 // hostileInvisible maps smuggling payloads to what the client must read.
@@ -31,7 +34,8 @@ var hostileInvisible = map[string]string{
 	"invisible operators":                  "h\u2061i\u2064",
 	"deprecated format characters":         "h\u206ai\u206f",
 	"interlinear annotation":               "h\ufff9i\ufffb",
-	"soft hyphen":                          "h\u00adi",
+	"soft hyphens outside a word":          "\u00adhi\u00ad",
+	"BOM inside text":                      "h\ufeffi",
 	"tags":                                 "hi\U000E0041\U000E0042",
 }
 

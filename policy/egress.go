@@ -438,11 +438,11 @@ func rawNeedsText(b []byte) bool {
 				return false
 			}
 			switch b[i+1] {
-			case 'b', 'f': // backspace, form feed: controls
+			case 'b': // backspace: a control
 				return true
 			case 'u':
 			default:
-				i++ // \n, \t, \r, \", \\, \/: harmless
+				i++ // \n, \t, \r, \f, \", \\, \/: kept by text
 				continue
 			}
 			if i+5 >= len(b) {

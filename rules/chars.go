@@ -88,6 +88,11 @@ func isWideShellMeta(r rune) bool {
 //   - every C0 control U+0000..U+001F, TAB, LF, CR and FF included, and
 //     DEL U+007F: a value is one line (log forging, argument splitting);
 //   - bytes that are not valid UTF-8;
+//   - SOFT HYPHEN U+00AD and U+FEFF wherever they stand: text keeps them
+//     where they hide nothing from a reader (a hyphenation point inside a
+//     word, a byte order mark at the start), but in an identifier they
+//     are an invisible difference (ad<SHY>min is not admin; IDNA and
+//     NFKC_Casefold delete both);
 //   - every code point the egress canonicaliser text removes or rewrites
 //     where it stands (canon.Text): C1 controls, bidi embedding, override
 //     and isolate controls, LINE SEPARATOR U+2028 and PARAGRAPH SEPARATOR
@@ -96,8 +101,10 @@ func isWideShellMeta(r rune) bool {
 //     reserved default-ignorables such as U+2065 and U+E0080) that its
 //     neighbours give no use.
 //
-// So a code point is refused on the way in exactly where it is removed on
-// the way out: one definition serves both directions. What text keeps, this
+// So a code point that text removes on the way out is refused on the way
+// in, and one that text keeps is accepted but for the layout characters
+// above (TAB, LF, CR, FF, SHY, BOM): one definition serves both
+// directions. What text keeps, this
 // check passes: ZWNJ and ZWJ in the words of the scripts that join or form
 // conjuncts (Persian, Devanagari, Javanese...), emoji ZWJ sequences, a
 // variation selector after a base that takes it, the tag sequence of an
@@ -122,6 +129,9 @@ func (*ControlChars) Check(value string) *Finding {
 		r, size := utf8.DecodeRuneInString(value[i:])
 		if r == utf8.RuneError && size == 1 {
 			return reject(CodeControlChars, "value is not valid UTF-8", controlRemediation)
+		}
+		if r == 0xAD || r == 0xFEFF {
+			return controlFinding()
 		}
 		i += size
 	}

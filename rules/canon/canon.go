@@ -75,7 +75,7 @@ const noLimit = math.MaxInt - 1
 // hyperlinks and OSC 52 clipboard writes; DCS, APC, PM and SOS strings;
 // two-byte ESC sequences such as ESC c and charset designations such as
 // ESC ( B; and the 8-bit C1 forms of all of them), C0 and C1 controls
-// other than tab, LF and CR (so NUL, BEL, BS, a stray ESC, DEL and
+// other than tab, LF, CR and FF (so NUL, BEL, BS, VT, a stray ESC, DEL and
 // U+0080–U+009F, NEL included), Unicode tag characters (U+E0000–U+E007F)
 // and bidi embedding, override and isolate controls (U+202A–U+202E,
 // U+2066–U+2069; Trojan Source, CVE-2021-42574). A control string that is
@@ -84,11 +84,14 @@ const noLimit = math.MaxInt - 1
 // code points are kept or removed by context (see judge): tag characters
 // survive only as an RGI subdivision flag, variation selectors only after
 // a base that takes them, joiners only in emoji sequences and the scripts
-// that use them, U+2028/2029 become "\n", and soft hyphens, word joiners,
-// U+FEFF, invisible operators, deprecated format characters and
-// interlinear annotation characters are removed.
+// that use them, soft hyphens only inside a word, U+FEFF only as the byte
+// order mark at the start, U+2028/2029 become "\n", and word joiners,
+// invisible operators, deprecated format characters and interlinear
+// annotation characters are removed. Only what hides or smuggles text
+// goes; a character that hides nothing where it stands (form feed, a
+// soft hyphen in a word, a byte order mark) is kept.
 //
-// Everything else is kept byte-identical: tabs, newlines, CRLF,
+// Everything else is kept byte-identical: tabs, newlines, CRLF, form feeds,
 // backticks, emoji sequences (families, professions, skin tones, keycaps,
 // flags), CJK with ideographic variation selectors, Indic conjuncts,
 // Persian with ZWNJ, right-to-left scripts and their LRM/RLM/ALM marks.

@@ -54,14 +54,14 @@ func display(out []byte, s string, maxBytes int) []byte {
 			switch {
 			case cl == kept:
 				rep = b[i : i+n]
-			case n == 2 && c == 0xC2: // a C1 control
-				rep = []byte{' '}
 			case cl == judged:
 				if k, v := judge(b, i, n, prevRune(out)); v == keep {
 					size, rep = k, b[i:i+k]
 					break
 				}
 				rep = []byte{'?'}
+			case n == 2 && c == 0xC2: // a C1 control
+				rep = []byte{' '}
 			default: // an invalid byte, a bidi control
 				rep = []byte{'?'}
 			}

@@ -45,7 +45,7 @@ func clean(dst []byte, s string, from int, m mode, limit int) []byte {
 			case c == esc:
 				i = skipEscape(b, i+1) // a stray ESC goes with its sequence
 				continue
-			case c == '\t' || c == '\n' || c == '\r':
+			case c == '\t' || c == '\n' || c == '\r' || c == '\f':
 				if m == modeFree {
 					c = ' '
 				}

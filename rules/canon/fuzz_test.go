@@ -5,20 +5,26 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
 // forbidden returns a code point that must never survive Text: ESC, a C0
-// control other than tab/LF/CR, DEL, C1, a bidi control, a tag character
-// outside an RGI subdivision flag, U+2028/2029, and the invisibles no
-// text uses (soft hyphen, word joiner, U+FEFF, invisible operators,
-// deprecated format characters, interlinear annotation).
+// control other than tab/LF/CR/FF, DEL, C1, a bidi control, a tag
+// character outside an RGI subdivision flag, U+2028/2029, and the
+// invisibles no text uses (soft hyphen outside a word, word joiner, U+FEFF
+// after the start, invisible operators, deprecated format characters,
+// interlinear annotation).
 func forbidden(s string) (rune, bool) {
 	rs := []rune(s)
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
 		switch {
-		case dropped(r), r == 0x2028, r == 0x2029, r == 0xAD, r >= 0x2060 && r <= 0x206F, r == 0xFEFF, r >= 0xFFF9 && r <= 0xFFFB:
+		case dropped(r), r == 0x2028, r == 0x2029, r >= 0x2060 && r <= 0x206F, r >= 0xFFF9 && r <= 0xFFFB:
+			return r, true
+		case r == 0xFEFF && i > 0:
+			return r, true
+		case r == 0xAD && (i == 0 || i+1 == len(rs) || !unicode.IsLetter(rs[i+1])):
 			return r, true
 		case r >= 0xE0000 && r <= 0xE007F:
 			if n := rgiTagsAt(rs, i); n > 0 {

@@ -106,15 +106,20 @@ func init() {
 	spacelessSet = scriptSet(spacelessScripts)
 }
 
+// layout reports whether the C0 control c is one Text keeps: tab, LF, CR
+// and FORM FEED (a page break in source files: every terminal moves down
+// a line on it, no renderer hides text with it).
+func layout(c byte) bool { return c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+
 // Suspect reports whether Text may remove or rewrite r, depending on
-// where it stands: a C0 control other than tab, LF and CR, DEL, a C1
+// where it stands: a C0 control other than tab, LF, CR and FF, DEL, a C1
 // control, or an invisible code point (bidi controls and tags included),
 // or U+2028/2029. A string without one is left as it is, escape sequences
 // aside (they start with ESC or a C1 control).
 func Suspect(r rune) bool {
 	switch {
 	case r < 0x20:
-		return r != '\t' && r != '\n' && r != '\r'
+		return !layout(byte(r))
 	case r >= 0x7F && r <= 0x9F:
 		return true
 	}
@@ -216,6 +221,8 @@ const (
 	rlm  = 0x200F
 	alm  = 0x061C
 	cgj  = 0x034F
+	shy  = 0x00AD
+	bom  = 0xFEFF
 	vs16 = 0xFE0F
 	// waving black flag, the base of the RGI subdivision flags
 	blackFlag = 0x1F3F4
@@ -248,8 +255,13 @@ const (
 //   - an invisible letter of a script (Hangul fillers, Khmer inherent
 //     vowels, the Mongolian vowel separator) next to a visible letter or
 //     mark of its script;
+//   - SOFT HYPHEN inside a word: after a letter or mark, before a letter
+//     of the same script (a hyphenation point; it hides nothing: the
+//     reader sees the word whole, and the linter and the secret scanner
+//     read words without it);
+//   - U+FEFF at the start of the text, where it is a byte order mark;
 //   - U+2028 and U+2029 become a newline; every other invisible code point
-//     (soft hyphen, word joiner, U+FEFF, invisible operators, deprecated
+//     (word joiner, U+FEFF inside text, invisible operators, deprecated
 //     format characters, interlinear annotation, ...) is removed.
 //
 // A rule that looks at the next code point keeps only before one that
@@ -291,6 +303,10 @@ func judge(b []byte, i, size int, prev rune) (int, verdict) {
 		return size, keepIf(!(visibleLetterOrMark(prev) && visibleLetterOrMark(next) && scriptOf(prev) == scriptOf(next)))
 	case cgj:
 		return size, keepIf(visibleLetterOrMark(prev) && visibleLetterOrMark(next) && unicode.IsMark(next))
+	case shy:
+		return size, keepIf(inWord(prev, next))
+	case bom:
+		return size, keepIf(prev == noRune && stable(next))
 	}
 	if s := scriptOf(r); s != 0 && s != commonScript && s != inheritedScript {
 		if prev >= 0 && Invisible(prev) || !stable(next) {
@@ -325,11 +341,20 @@ func stable(r rune) bool {
 	case r == noRune:
 		return true
 	case r < 0x20:
-		return r == '\t' || r == '\n' || r == '\r'
+		return layout(byte(r))
 	case r >= 0x7F && r <= 0x9F:
 		return false
 	}
 	return !contextual(r)
+}
+
+// inWord: prev and next are letters of one word, next a letter of prev's
+// script (or of the letter a mark prev sits on).
+func inWord(prev, next rune) bool {
+	if !visibleLetterOrMark(prev) || !visibleLetterOrMark(next) || !unicode.IsLetter(next) {
+		return false
+	}
+	return unicode.IsMark(prev) || scriptOf(prev) == scriptOf(next)
 }
 
 func visibleLetterOrMark(r rune) bool {

@@ -13,7 +13,7 @@ import (
 func dropped(r rune) bool {
 	switch {
 	case r < 0x20:
-		return r != '\t' && r != '\n' && r != '\r'
+		return r != '\t' && r != '\n' && r != '\r' && r != '\f'
 	case r >= 0x7F && r <= 0x9F: // DEL, C1
 		return true
 	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069: // bidi controls
@@ -114,6 +114,10 @@ func refJudge(rs []rune, i int, prev rune) (int, verdict) {
 		return 1, keepIf(!(refLM(prev) && refLM(next) && refScript(prev) == refScript(next)))
 	case r == 0x034F:
 		return 1, keepIf(refLM(prev) && refLM(next) && unicode.IsMark(next))
+	case r == 0x00AD: // inside a word
+		return 1, keepIf(refLM(prev) && refLM(next) && unicode.IsLetter(next) && (unicode.IsMark(prev) || refScript(prev) == refScript(next)))
+	case r == 0xFEFF: // the byte order mark
+		return 1, keepIf(prev < 0 && refStable(next))
 	}
 	if s := refScript(r); s != "" && s != "Common" && s != "Inherited" {
 		if prev >= 0 && derivedInvisible(prev) || !refStable(next) {
@@ -152,7 +156,7 @@ func refCanon(s string, free bool) string {
 				state = csiParam
 			case r == 0x9D || r == 0x90 || r == 0x98 || r == 0x9E || r == 0x9F:
 				state = ctlString
-			case r == '\t' || r == '\n' || r == '\r':
+			case r == '\t' || r == '\n' || r == '\r' || r == '\f':
 				if free {
 					r = ' '
 				}

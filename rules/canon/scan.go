@@ -40,11 +40,11 @@ func isByte(w uint64, c byte) uint64 {
 func dirtyFree8(w uint64) uint64 { return suspect8(w) | isByte(w, '`') }
 
 // firstUnclean returns the index of the first byte that Text must act on
-// (a control other than tab/LF/CR, DEL, an invalid UTF-8 byte, the start
+// (a control other than tab/LF/CR/FF, DEL, an invalid UTF-8 byte, the start
 // of a code point Text removes, or of an invisible one that its context
 // does not allow), or len(s).
 //
-// Plain ASCII is skipped a word at a time; tab, LF and CR are exempted
+// Plain ASCII is skipped a word at a time; tab, LF, CR and FF are exempted
 // only in the words that hold a suspect byte, about one word in five of
 // ordinary text. A flagged word jumps straight to its first suspect byte;
 // from there code points are checked one by one (a table-free decode that
@@ -59,7 +59,7 @@ func firstUnclean(s string) int {
 		for i+8 <= n {
 			w := binary.LittleEndian.Uint64(b[i:])
 			if m := suspect8(w); m != 0 {
-				if m &^= isByte(w, '\t') | isByte(w, '\n') | isByte(w, '\r'); m != 0 {
+				if m &^= isByte(w, '\t') | isByte(w, '\n') | isByte(w, '\r') | isByte(w, '\f'); m != 0 {
 					i += bits.TrailingZeros64(m) >> 3
 					break
 				}
@@ -83,7 +83,7 @@ func firstUnclean(s string) int {
 				i += size
 				continue
 			}
-			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7F {
+			if c < 0x20 && !layout(c) || c == 0x7F {
 				return i
 			}
 			i++

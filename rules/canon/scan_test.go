@@ -10,7 +10,7 @@ import (
 // value in every lane, with the other lanes plain and with them hostile
 // (so a carry or borrow between lanes would show).
 func TestWordMasks(t *testing.T) {
-	text := func(c byte) bool { return c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c >= 0x7F }
+	text := func(c byte) bool { return c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' || c >= 0x7F }
 	suspect := func(c byte) bool { return c < 0x20 || c >= 0x7F }
 	free := func(c byte) bool { return c < 0x20 || c >= 0x7F || c == '`' }
 	for _, fill := range []byte{'a', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xFF, '\n', '`'} {
@@ -27,7 +27,7 @@ func TestWordMasks(t *testing.T) {
 					if got := suspect8(w)&bit != 0; got != suspect(b[i]) {
 						t.Fatalf("suspect8(% x) lane %d = %v", b, i, got)
 					}
-					exempt := isByte(w, '\t') | isByte(w, '\n') | isByte(w, '\r')
+					exempt := isByte(w, '\t') | isByte(w, '\n') | isByte(w, '\r') | isByte(w, '\f')
 					if got := suspect8(w)&^exempt&bit != 0; got != text(b[i]) {
 						t.Fatalf("text mask of (% x) lane %d = %v", b, i, got)
 					}
