@@ -2,7 +2,9 @@ package lint
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -22,14 +24,26 @@ var notProse = map[string]bool{
 // examples array are found under the array's member name).
 var dataMembers = map[string]bool{"default": true, "examples": true, "example": true, "enum": true, "const": true}
 
-// Item lints every string of one definition as the server sent it (a tool,
-// prompt, resource or resource template object): descriptions, titles,
-// argument and schema descriptions, defaults, enums, examples. Member
-// names are checked for hidden text. Items that cannot be decoded get no
-// findings: they are judged elsewhere.
+// Item lints one definition as the server sent it (a tool, prompt,
+// resource or resource template object), read whole as the model reads
+// it: its name, title and description, argument names and descriptions,
+// and every string of its input and output schema (descriptions, titles,
+// enums, defaults, examples) in document order, so that a directive
+// split across fields is one sentence again. Each string is also checked
+// on its own for hidden text and size. A finding names the field where
+// its match begins. Items that cannot be decoded get no findings: they
+// are judged elsewhere.
 func Item(raw []byte) []Finding {
 	d := jsontext.NewDecoder(bytes.NewReader(raw))
 	var out []Finding
+	add := func(rule, field string) {
+		f := Finding{Rule: rule, Field: field}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	var r reading
+	var names []string
 	var walk func(path string, last string, depth int) error
 	walk = func(path, last string, depth int) error {
 		if depth > 64 {
@@ -53,7 +67,12 @@ func Item(raw []byte) []Finding {
 					continue
 				}
 				field := join(path, name)
-				out = append(out, Check(field+" (member name)", name, 0, Data)...)
+				if hidden(name) {
+					add(RuleHiddenText, field+" (member name)")
+				}
+				if last == "properties" {
+					names = append(names, field)
+				}
 				if err := walk(field, name, depth+1); err != nil {
 					return err
 				}
@@ -77,25 +96,34 @@ func Item(raw []byte) []Finding {
 				return err
 			}
 			s := tok.String()
+			if hidden(s) {
+				add(RuleHiddenText, path)
+			}
 			if notProse[last] {
-				if hidden(s) {
-					out = append(out, Finding{Rule: RuleHiddenText, Field: path})
-				}
 				return nil
+			}
+			if len(s) > MaxTextBytes {
+				add(RuleOversized, path)
 			}
 			ctx := Prose
 			if dataMembers[last] {
 				ctx = Data
 			}
-			out = append(out, Check(path, s, 0, ctx)...)
+			r.add(path, s, ctx)
 			return nil
 		default:
 			return d.SkipValue()
 		}
 	}
 	_ = walk("", "", 0)
+	// Argument names are read too ("sidenote"), after the text so that
+	// they do not split it.
+	for _, field := range names {
+		r.add(field+" (member name)", field[strings.LastIndexByte(field, '.')+1:], Data)
+	}
+	r.findings(add)
 	if len(raw) > 64*MaxTextBytes {
-		out = append(out, Finding{Rule: RuleOversized, Field: "(whole definition)"})
+		add(RuleOversized, "(whole definition)")
 	}
 	return Sorted(out)
 }

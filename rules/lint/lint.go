@@ -49,30 +49,25 @@ type Finding struct {
 func (f Finding) String() string { return f.Rule + "@" + f.Field }
 
 // MaxTextBytes is the size past which one description is reported: the
-// longest description among the reference servers' tools is under 2 KiB.
-const MaxTextBytes = 4096
+// longest description among the real servers of testdata/real.json is
+// 6.4 KiB (desktop-commander's start_search).
+const MaxTextBytes = 16384
 
 // MaxInstructionsBytes is MaxTextBytes for a server's instructions, which
 // are longer by nature.
-const MaxInstructionsBytes = 16384
+const MaxInstructionsBytes = 65536
 
-type pattern struct {
-	rule string
-	re   *regexp.Regexp
-}
-
-var patterns = []pattern{
-	{RuleDirectiveTag, regexp.MustCompile(`(?i)<\s*/?\s*(important|system|sys|instructions?|secret|hidden|critical|admin|override|urgent|assistant|ai|model|context|prompt|priority|mandatory|rules?)(\s[^>]*)?>|\[/?(inst|sys|system)\]|<\|(im_start|im_end|system|endoftext)\|>|<<\s*/?sys\s*>>`)},
-	{RuleOverride, regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override|bypass|skip)\b[^.\n]{0,40}\b(previous|prior|above|earlier|preceding|other|all|any|existing|original|system|safety|security)\b[^.\n]{0,20}\b(instructions?|prompts?|rules?|guidelines?|directions?|policies|policy|constraints?|restrictions?|guardrails?|confirmations?|warnings?)\b|\b(new|updated|real|true|actual) (system )?instructions?\s*:|\byour (new|real|true) (task|instructions?|goal|purpose)\b|\bfrom now on\b|\bsystem prompt\b`)},
-	{RuleConceal, regexp.MustCompile(`(?i)\b(do not|don't|dont|never|must not|mustn't|should not|shouldn't|without)\b[^.\n]{0,25}\b(tell|telling|inform|informing|notify|notifying|mention|mentioning|alert|alerting|show|showing|reveal|revealing|disclose|disclosing|let|letting|ask|asking|warn|warning|bother|bothering|explain|explaining|report|reporting)\b[^.\n]{0,25}\b(the )?(user|human|operator|person|people|anyone)\b|\b(user|human)\b[^.\n]{0,20}\b(must|should|will|need) not (know|see|notice|find out|be (told|informed|aware|notified))\b|\b(keep|do) (this|it|that)\b[^.\n]{0,15}\b(secret|hidden|confidential|quiet|silent)\b|\b(secretly|covertly|behind the user'?s back)\b|\b(silently|quietly)\s+(send|upload|forward|copy|email|post|share|include|add|read|exfiltrate|transmit|call|run|execute|collect|log|record|store|save)\b|\bhide (this|it|that)\b`)},
-	{RuleAddressesModel, regexp.MustCompile(`(?i)\b(note|message|instructions?|reminder|attention|memo)\s+(to|for)\s+(the\s+)?(ai|a\.i\.|assistant|model|llm|agent|claude|gpt|chatgpt|copilot|cursor)\b|\b(dear|hey|hello)\s+(ai|assistant|model|llm|agent|claude|gpt|chatgpt)\b|\bas an (ai|llm|assistant|language model)\b|\b(ai|assistant|llm|model|agent)\s*[,:]\s*(you )?(must|should|need to|have to|are required)\b`)},
-	{RuleCrossTool, regexp.MustCompile(`(?i)\b(before|after|instead of|prior to|whenever|when(ever)? (you|the user|the assistant|the agent) (use|uses|call|calls|invoke|invokes|run|runs))\b[^.\n]{0,20}\b(using|calling|invoking|running)?\s*(any|every|all|other|another|the)\s+(other\s+)?(tools?|functions?|servers?|mcp)\b|\b(other|another|all|any|every)\s+(mcp\s+)?(servers?|tools?)('s|s')?\s+(tools?|functions?|calls?|results?)\b|\b(other|another|different)\s+mcp\b|\b(also|always|secretly|additionally)\s+(send|bcc|cc|forward|copy|email|mail|redirect|post|upload)\b|\b(change|replace|redirect|set|modify|override)\b[^.\n]{0,15}\b(the )?(recipient|receiver|destination|to address|phone number|email address|account number|iban|wallet)\b|\b(bcc|cc)\s*[:]?\s*[A-Za-z0-9._%+-]+@|\bshadow(s|ing)?\b[^.\n]{0,20}\btools?\b`)},
-	{RuleSensitiveFile, regexp.MustCompile(`(?i)(~|\$home|%userprofile%|/home/[a-z0-9_-]+|/root|/users/[a-z0-9_-]+)?/?\.(ssh|aws|gnupg|kube|docker|azure|config/gcloud|cursor|codeium|continue)\b|(\b|_)id_(rsa|dsa|ecdsa|ed25519)\b|(^|[\s"'\x60(/~])\.env(\.[a-z]+)?\b|\bmcp\.json\b|\bclaude_desktop_config\.json\b|\b(\.?npmrc|\.?netrc|\.?pypirc|\.git-credentials|\.bash_history|\.zsh_history)\b|/etc/(passwd|shadow|sudoers)\b|\bauthorized_keys\b|\bknown_hosts\b|\bcredentials\.json\b|\bkeychain\b|\bwallet\.dat\b|\bprivate[ _-]?keys?\b|\bseed phrase\b|\bmnemonic phrase\b`)},
-	{RuleSmuggleArgument, regexp.MustCompile(`(?i)\b(pass|provide|include|put|add|send|insert|embed|append|attach|place|copy|encode)\b[^.\n]{0,40}\b(content|contents|data|output|text|value|values|result|results|key|keys|token|tokens|secret|secrets|file|history|messages?|conversation|chat)\b(?:[^.\n]|\.\S){0,40}\b(as|in|into|inside|via|through|within|to)\b[^.\n]{0,10}['"\x60]?[A-Za-z_][A-Za-z0-9_]*['"\x60]?\s*(parameter|param|argument|arg|field)\b|\bsidenote\b`)},
-	{RuleHTMLComment, regexp.MustCompile(`<!--|--\s*>`)},
-	{RuleDataURI, regexp.MustCompile(`(?i)\bdata:[a-z]+/[a-z0-9.+-]+(;[a-z0-9=.+-]+)*(;base64)?,`)},
-	{RuleURL, regexp.MustCompile(`(?i)\b(https?|wss?|ftp|file)://[^\s]`)},
-	{RuleEncodedBlob, regexp.MustCompile(`[A-Za-z0-9+/_-]{120,}={0,2}|(\\x[0-9a-fA-F]{2}){16,}|(%[0-9a-fA-F]{2}){16,}`)},
+// markers are the rules about form rather than words, matched on the
+// text in its own script.
+var markers = []compiled{
+	{rule: RuleHTMLComment, re: regexp.MustCompile(`<!--|--\s*>|\[[^\]\n]{0,40}\]:\s*(#|<>)\s*[("']`)},
+	{rule: RuleHiddenText, re: regexp.MustCompile(`(?i)\b(display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(px|pt|em|rem|%)?\b|opacity\s*:\s*0(\.0+)?\b|color\s*:\s*(white|#fff(fff)?|transparent)\b)|<[a-z]+[^>]*\shidden(\s|>|=)`)},
+	{rule: RuleDataURI, re: regexp.MustCompile(`(?i)\bdata:[a-z]+/[a-z0-9.+-]+(;[a-z0-9=.+-]+)*(;base64)?,`)},
+	// A URL is a finding where it carries data out: as an image a client
+	// fetches on its own, with a placeholder for the data, or after an
+	// order to send something to it. A URL to documentation is not.
+	{rule: RuleURL, re: regexp.MustCompile(`(?i)!\[[^\]]*\]\(\s*<?(https?|wss?|ftp)://|<img\b[^>]*\bsrc\s*=\s*["']?(https?|ftp)://|\b(https?|wss?|ftp)://[^\s"'<>]*[?&][\w.-]*=(\{|<|\$|%s|\[)|\bfile://`)},
+	{rule: RuleEncodedBlob, re: regexp.MustCompile(`[A-Za-z0-9+/_-]{120,}={0,2}|(\\x[0-9a-fA-F]{2}){16,}|(%[0-9a-fA-F]{2}){16,}`)},
 }
 
 // Context says what a string is, which decides the rules that apply.
@@ -110,17 +105,9 @@ func Check(field, s string, max int, ctx Context) []Finding {
 	if hidden(s) {
 		add(RuleHiddenText)
 	}
-	// Judge what the model reads: hidden characters inside a word must
-	// not split a phrase out of the patterns' sight.
-	visible := canon.Visible(s)
-	for _, p := range patterns {
-		if (ctx == Data && p.rule == RuleURL) || (ctx == ServerInstructions && p.rule == RuleAddressesModel) {
-			continue
-		}
-		if p.re.MatchString(visible) {
-			add(p.rule)
-		}
-	}
+	var r reading
+	r.add(field, s, ctx)
+	r.findings(func(rule, _ string) { add(rule) })
 	if len(s) > max {
 		add(RuleOversized)
 	}
@@ -131,7 +118,7 @@ func Check(field, s string, max int, ctx Context) []Finding {
 // text canonicaliser removes (escapes, controls, tag characters, bidi
 // controls), invisible characters it keeps (canon.Invisible: joiners,
 // variation selectors, soft hyphens...), and padding that pushes text out of
-// sight (a run of blank lines, or of spaces).
+// sight (see padded).
 func hidden(s string) bool {
 	if !utf8.ValidString(s) || canon.Text(s) != s {
 		return true
@@ -141,7 +128,7 @@ func hidden(s string) bool {
 			return true
 		}
 	}
-	return strings.Contains(s, "\n\n\n\n\n\n") || strings.Contains(s, strings.Repeat(" ", 40)) || strings.Contains(s, strings.Repeat("\t", 10))
+	return padded(s)
 }
 
 // Join renders findings as rule@field, comma-separated, each field
@@ -170,4 +157,33 @@ func Rules() []string {
 	return []string{RuleDirectiveTag, RuleOverride, RuleConceal, RuleAddressesModel, RuleCrossTool,
 		RuleSensitiveFile, RuleSmuggleArgument, RuleHTMLComment, RuleHiddenText, RuleDataURI, RuleURL,
 		RuleEncodedBlob, RuleOversized}
+}
+
+// padded reports blanks that push text out of sight: on one line, a run
+// of 40 spaces, of 10 tabs or of 4 blanks that are not ASCII (NBSP,
+// U+3000, U+2800 ...); or 6 line breaks with nothing but blanks between.
+func padded(s string) bool {
+	run, exotic, tabs, lines := 0, 0, 0, 0
+	for _, c := range s {
+		if !blank(c) {
+			run, exotic, tabs, lines = 0, 0, 0, 0
+			continue
+		}
+		switch {
+		case c == '\t':
+			tabs++
+		case c == '\n' || c == '\r' || c == 0x2028 || c == 0x2029 || c == 0x85:
+			lines++
+			run, exotic, tabs = 0, 0, 0
+		case c >= utf8.RuneSelf:
+			exotic++
+			run++
+		default:
+			run++
+		}
+		if run >= 40 || exotic >= 4 || tabs >= 10 || lines >= 6 {
+			return true
+		}
+	}
+	return false
 }
