@@ -366,11 +366,13 @@ func (w *walker) judge(mt match) *message.Rejection {
 	if f == nil {
 		return nil
 	}
-	field := clean(renderPath(mt.path))
+	field, toolName := clean(renderPath(mt.path)), clean(tool)
 	if sc, ok := r.check.(*secrets.Scanner); ok {
-		// A member name on the path may be the credential itself: the
-		// rejection goes back to whoever sent it, and to the log.
+		// A member name on the path, or the name the call is judged
+		// under (a completion ref's URI), may be the credential itself:
+		// the rejection goes back to whoever sent it, and to the log.
 		field, _ = sc.Redact(field)
+		toolName, _ = sc.Redact(toolName)
 	}
 	where := "rejected MCP input " + field
 	if mt.isName {
@@ -395,7 +397,7 @@ func (w *walker) judge(mt match) *message.Rejection {
 		Error:       where + ": " + f.Reason + " (policy entry " + r.rule + ")",
 		Reason:      f.Reason,
 		Remediation: rem,
-		Tool:        clean(tool),
+		Tool:        toolName,
 		Field:       field,
 		Rule:        r.rule,
 	}
@@ -458,6 +460,14 @@ func (s *Session) checkCompletion(m *message.Message, extra []string) *message.R
 	if err := unmarshalLoose(m.Params, &p); err != nil {
 		return &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(name),
 			Error: "rejected MCP input: completion/complete params cannot be decoded", Remediation: "Send ref, and argument with a string name and value."}
+	}
+	// The ref's own strings (a prompt name, a template URI) reach the
+	// server too: judged by the same rules, as {"ref": ...}.
+	refArgs, err := json.Marshal(map[string]any{"ref": ref.Ref})
+	if err == nil {
+		if rej := s.checkRules(m.Method, name, refArgs, false, extra); rej != nil {
+			return rej
+		}
 	}
 	if ctx := p.Context.Arguments; len(ctx) > 0 && ctx.Kind() != 'n' {
 		if rej := s.checkRules(m.Method, name, ctx, false, extra); rej != nil {

@@ -160,6 +160,7 @@ func TestBaselineSecretsEveryRequest(t *testing.T) {
 		{"resources/read", `{"uri":"https://api.example/x?key=%s"}`},
 		{"resources/subscribe", `{"uri":"file:///%s"}`},
 		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"%s"}}`},
+		{"completion/complete", `{"ref":{"type":"ref/resource","uri":"https://api.example/%s/{id}"},"argument":{"name":"id","value":"1"}}`},
 		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"x"},"context":{"arguments":{"b":"%s"}}}`},
 		{"tools/call", `{"name":"t","arguments":{"a":"%s"}}`},
 	} {
