@@ -28,6 +28,7 @@ type fileV1 struct {
 	Links        *linksV1                  `json:"links"`
 	Pins         string                    `json:"pins"`
 	Lint         string                    `json:"lint"`
+	LintAllow    map[string][]string       `json:"lint_allow"`
 	ServerReqs   *serverRequestsV1         `json:"server_requests"`
 }
 
@@ -145,7 +146,7 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 	if f.Mode != "" {
 		p.Mode = Mode(f.Mode)
 	}
-	p.Pins, p.LintEnforce = f.Pins, f.Lint == "enforce"
+	p.Pins, p.LintEnforce, p.LintAllow = f.Pins, f.Lint == "enforce", f.LintAllow
 	for name, raw := range f.Tools {
 		ptr := "/tools/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
 		e := &toolEntry{pattern: name, glob: strings.ContainsAny(name, "*?["), rule: "tools." + name}

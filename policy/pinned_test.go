@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,5 +76,20 @@ func TestPinsKeyLoads(t *testing.T) {
 	}
 	if _, err := Load("p.yaml", []byte("version: 1\nlint: strict\n"), nil); err == nil {
 		t.Error("lint: strict accepted")
+	}
+}
+
+func TestLintAllowLoads(t *testing.T) {
+	p, err := Load("p.yaml", []byte("version: 1\nlint: enforce\nlint_allow:\n  start_search: [sensitive_file]\n"), nil)
+	if err != nil || !slices.Equal(p.LintAllow["start_search"], []string{"sensitive_file"}) {
+		t.Fatalf("%+v %v", p, err)
+	}
+	if got := p.WithMode(Audit).LintAllow; len(got) != 1 {
+		t.Errorf("WithMode lost lint_allow: %v", got)
+	}
+	for _, bad := range []string{"lint_allow:\n  x: [no_such_rule]\n", "lint_allow:\n  x: []\n", "lint_allow: [x]\n"} {
+		if _, err := Load("p.yaml", []byte("version: 1\n"+bad), nil); err == nil {
+			t.Errorf("accepted: %q", bad)
+		}
 	}
 }

@@ -37,6 +37,9 @@ type Policy struct {
 	Pins string
 	// LintEnforce withholds items with lint findings (lint: enforce).
 	LintEnforce bool
+	// LintAllow lists, by item key (name or URI), the lint rules that are
+	// no finding for that item (lint_allow:).
+	LintAllow map[string][]string
 
 	lock *pins.Lock // read from Pins by LoadFile; nil: pin on first sight
 
@@ -164,7 +167,7 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 // WithMode returns a copy of p with its mode replaced (the --mode flag).
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
-		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, lock: p.lock, tools: p.tools, ingress: p.ingress, egress: p.egress,
+		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, lock: p.lock, tools: p.tools, ingress: p.ingress, egress: p.egress,
 		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, secrets: p.secrets, serverRequests: p.serverRequests}
 }
 

@@ -19,6 +19,7 @@
 package pins
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -61,6 +62,9 @@ type Options struct {
 	Lock        *Lock // nil: pin on first sight
 	Audit       bool  // log, never withhold
 	LintEnforce bool  // an item with lint findings is withheld like an unpinned one
+	// LintAllow lists, by item key, the lint rules that are no finding for
+	// that item: a reviewed description that a rule misreads.
+	LintAllow map[string][]string
 }
 
 // Block is why calls of an item are refused.
@@ -235,6 +239,7 @@ func (s *Session) judge(kind Kind, raw []byte, def Definition, key string, err e
 			s.linted[digest] = findings
 		}
 	}
+	findings = s.allowed(key, findings)
 	var block *Block
 	var fields []string
 	newItem := false
@@ -423,6 +428,21 @@ func joinFields(fields []string) string {
 	}
 	if out == "" {
 		return "(nothing)"
+	}
+	return out
+}
+
+// allowed returns findings without the rules the policy allows for key.
+func (s *Session) allowed(key string, findings []lint.Finding) []lint.Finding {
+	rules := s.opt.LintAllow[key]
+	if len(rules) == 0 || len(findings) == 0 {
+		return findings
+	}
+	var out []lint.Finding
+	for _, f := range findings {
+		if !slices.Contains(rules, f.Rule) {
+			out = append(out, f)
+		}
 	}
 	return out
 }
