@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -445,24 +444,11 @@ func rawNeedsText(b []byte) bool {
 				i++ // \n, \t, \r, \f, \", \\, \/: kept by text
 				continue
 			}
-			if i+5 >= len(b) {
-				return true
-			}
-			r, ok := rawjson.Hex4(b[i+2 : i+6])
+			r, n, ok := rawjson.Rune(b[i:])
 			if !ok {
 				return true
 			}
-			i += 5
-			if utf16.IsSurrogate(r) {
-				if i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-					if lo, ok := rawjson.Hex4(b[i+3 : i+7]); ok {
-						if p := utf16.DecodeRune(r, lo); p != utf8.RuneError {
-							r = p
-							i += 6
-						}
-					}
-				}
-			}
+			i += n - 1
 			if canon.Suspect(r) {
 				return true
 			}

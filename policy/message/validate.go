@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/segmentio/asm/ascii"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // The validator is the relay's fast path: one pass over a line that checks
@@ -553,18 +555,14 @@ func (v *validator) str(i int) (end int, escaped, ok bool) {
 			switch b[i+1] {
 			case 'u':
 				v.res.textPlain = false
-				r, ok := hex4at(b, i+2)
+				r, n, ok := rawjson.Rune(b[i:])
 				if !ok {
 					return i, escaped, false
 				}
-				i += 6
-				if utf16.IsSurrogate(rune(r)) {
-					lo, ok := hex4at(b, i+2)
-					if !ok || b[i] != '\\' || b[i+1] != 'u' || utf16.DecodeRune(rune(r), rune(lo)) == utf8.RuneError {
-						return i, escaped, false
-					}
-					i += 6
+				if utf16.IsSurrogate(r) { // a lone surrogate
+					return i + 6, escaped, false
 				}
+				i += n
 			default:
 				return i, escaped, false
 			}
@@ -582,26 +580,4 @@ func (v *validator) str(i int) (end int, escaped, ok bool) {
 			i += size
 		}
 	}
-}
-
-// hex4at decodes the four hex digits at b[i:i+4].
-func hex4at(b []byte, i int) (uint16, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r uint16
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | uint16(c)
-	}
-	return r, true
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strconv"
 	"time"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/mcpguard/mcpguard/rules/rawjson"
@@ -354,25 +353,12 @@ func (s *scanner) unescape(start int, scratch *[]byte) ([]byte, bool) {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			r, ok := s.hex4()
+			r, n, ok := rawjson.Rune(s.b[s.i-2:])
 			if !ok {
 				return nil, false
 			}
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if s.i+1 < len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
-					save := s.i
-					s.i += 2
-					if r2, ok = s.hex4(); !ok {
-						return nil, false
-					}
-					if utf16.DecodeRune(r, r2) == utf8.RuneError {
-						s.i, r2 = save, -1
-					}
-				}
-				r = utf16.DecodeRune(r, r2) // RuneError for a lone surrogate
-			}
-			out = utf8.AppendRune(out, r)
+			s.i += n - 2
+			out = utf8.AppendRune(out, r) // U+FFFD for a lone surrogate
 		default:
 			return nil, false
 		}

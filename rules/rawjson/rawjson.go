@@ -1,6 +1,8 @@
 // Package rawjson reads JSON text without decoding it whole: where a
 // string starts and ends around an offset, and what its escapes spell.
-// The egress fast paths use it to look at a message's raw bytes.
+// The egress fast paths use it to look at a message's raw bytes, and
+// every JSON reader of mcpguard (the validator, the log reader, the
+// egress scans) decodes \u escapes and surrogate pairs with Rune.
 package rawjson
 
 import (
@@ -48,23 +50,13 @@ func Unescape(s string) string {
 		case 't':
 			b = append(b, '\t')
 		case 'u':
-			r, ok := Hex4(s[i+2:])
+			r, n, ok := Rune(s[i:])
 			if !ok {
 				b = append(b, c)
 				continue
 			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if i+7 < len(s) && s[i+2] == '\\' && s[i+3] == 'u' {
-					if r2, ok := Hex4(s[i+4:]); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							r = d
-							i += 6
-						}
-					}
-				}
-			}
-			b = utf8.AppendRune(b, r)
+			i += n - 2
+			b = utf8.AppendRune(b, r) // U+FFFD for a lone surrogate
 		default:
 			b = append(b, c)
 			continue
@@ -72,6 +64,31 @@ func Unescape(s string) string {
 		i++
 	}
 	return string(b)
+}
+
+// Rune reads the \u escape that s starts with: the code point its four
+// hex digits spell, joined with the \u escape right after it when the two
+// are a surrogate pair, and the number of bytes read (6, or 12 for a
+// pair). A lone surrogate is returned as it is, in 6 bytes: a strict
+// reader refuses it (utf16.IsSurrogate(r)), a lenient one writes U+FFFD.
+// ok is false when s does not start with `\u` and four hex digits. It is
+// the one surrogate-pair decoder of the JSON readers.
+func Rune[T ~string | ~[]byte](s T) (r rune, n int, ok bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, 0, false
+	}
+	if r, ok = Hex4(s[2:6]); !ok {
+		return 0, 0, false
+	}
+	if !utf16.IsSurrogate(r) || len(s) < 12 || s[6] != '\\' || s[7] != 'u' {
+		return r, 6, true
+	}
+	if lo, ok := Hex4(s[8:12]); ok {
+		if p := utf16.DecodeRune(r, lo); p != utf8.RuneError {
+			return p, 12, true
+		}
+	}
+	return r, 6, true
 }
 
 // Hex4 reads the four hex digits a \u escape spells at the start of s.

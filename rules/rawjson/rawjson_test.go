@@ -3,6 +3,9 @@ package rawjson
 import (
 	"strconv"
 	"testing"
+	"unicode/utf16"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // TestHex4 holds Hex4 to strconv over every four-byte string of hex
@@ -46,4 +49,59 @@ func TestUnescape(t *testing.T) {
 			t.Errorf("Unescape(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+func TestRune(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		r  rune
+		n  int
+		ok bool
+	}{
+		{`\u0041`, 'A', 6, true},
+		{`\u00e9rest`, 'é', 6, true},
+		{`\ud83d\ude00`, '😀', 12, true},
+		{`\uD83D\uDE00x`, '😀', 12, true},
+		{`\ud83d`, 0xD83D, 6, true},        // lone high: the caller decides
+		{`\ude00\ud83d`, 0xDE00, 6, true},  // low then high: no pair
+		{`\ud83d\u0041`, 0xD83D, 6, true},  // high then a letter
+		{`\ud83d\ud83d`, 0xD83D, 6, true},  // two highs
+		{`\ud83d\uzzzz`, 0xD83D, 6, true},  // broken second escape: read on its own
+		{`\ud83d\\ude00`, 0xD83D, 6, true}, // an escaped backslash, not an escape
+		{`\u00`, 0, 0, false},
+		{`\uzzzz`, 0, 0, false},
+	} {
+		r, n, ok := Rune(tc.in)
+		if r != tc.r || n != tc.n || ok != tc.ok {
+			t.Errorf("Rune(%q) = %U, %d, %v; want %U, %d, %v", tc.in, r, n, ok, tc.r, tc.n, tc.ok)
+		}
+		if rb, nb, okb := Rune([]byte(tc.in)); rb != r || nb != n || okb != ok {
+			t.Errorf("Rune of bytes and string differ on %q", tc.in)
+		}
+	}
+}
+
+// FuzzRune holds Rune to a strict JSON decoder: a code point it reads is
+// the one the decoder reads from the same escapes, and a lone surrogate it
+// returns is one the strict decoder refuses.
+func FuzzRune(f *testing.F) {
+	for _, s := range []string{`\u0041`, `\ud83d\ude00`, `\ud83d`, `\ud83d\u0041`, `\ude00\ud83d`, `\uD800\uDFFF`, `\u00`, `\uzzzz`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, n, ok := Rune(s)
+		if !ok {
+			return
+		}
+		got, err := jsontext.AppendUnquote(nil, `"`+s[:n]+`"`)
+		if utf16.IsSurrogate(r) {
+			if err == nil {
+				t.Fatalf("Rune(%q) = lone %U, but the strict decoder reads %q", s, r, got)
+			}
+			return
+		}
+		if err != nil || string(got) != string(r) {
+			t.Fatalf("Rune(%q) = %U in %d bytes; strict decoder: %q, %v", s, r, n, got, err)
+		}
+	})
 }
