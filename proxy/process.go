@@ -16,13 +16,15 @@ import (
 type downstream struct {
 	cmd    *exec.Cmd
 	pid    int
-	stdin  *os.File // write end of the server's stdin
-	stdout *os.File // read end of the server's stdout
+	stdin  io.WriteCloser // write end of the server's stdin
+	stdout io.ReadCloser  // read end of the server's stdout
 	exited chan struct{}
 	status int // valid once exited is closed
 	// stderrDone is closed once the server's stderr has been copied to
 	// its end (at once when it goes to stderr unfiltered).
 	stderrDone chan struct{}
+	// kill sends a signal to the server's process group.
+	kill func(syscall.Signal)
 
 	closeStdinOnce sync.Once
 	stopOnce       sync.Once
@@ -86,7 +88,9 @@ func startDownstream(argv []string, stderr io.Writer, rawStderr bool, redact fun
 		}
 		return nil, err
 	}
-	d := &downstream{cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: outR, exited: make(chan struct{}), stderrDone: make(chan struct{})}
+	pid := cmd.Process.Pid
+	d := &downstream{cmd: cmd, pid: pid, stdin: inW, stdout: outR, exited: make(chan struct{}), stderrDone: make(chan struct{}),
+		kill: func(sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }}
 	if errR != nil {
 		go func() {
 			defer close(d.stderrDone)
@@ -123,7 +127,7 @@ func exitStatus(ps *os.ProcessState, err error) int {
 
 // signal sends sig to the server's whole process group.
 func (d *downstream) signal(sig syscall.Signal) {
-	_ = syscall.Kill(-d.pid, sig)
+	d.kill(sig)
 }
 
 func (d *downstream) closeStdin() {

@@ -75,24 +75,7 @@ type relay struct {
 // output is drained, then returns the server's exit status (127 when it
 // could not be started).
 func Run(cfg Config) int {
-	if cfg.MaxRequestBytes <= 0 {
-		cfg.MaxRequestBytes = DefaultMaxRequestBytes
-	}
-	if cfg.MaxResponseBytes <= 0 {
-		cfg.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = DefaultGrace
-	}
-	if cfg.ToolsListTimeout <= 0 {
-		cfg.ToolsListTimeout = DefaultToolsListTimeout
-	}
-	if cfg.Log == nil {
-		cfg.Log = eventlog.Nop()
-	}
-	if cfg.Policy == nil {
-		cfg.Policy = policy.Baseline()
-	}
+	cfg = cfg.withDefaults()
 
 	// Writes to a closed stdout must fail with EPIPE, not kill mcpguard
 	// before it has stopped the server. Notify (not Ignore) so the server
@@ -113,6 +96,50 @@ func Run(cfg Config) int {
 		cfg.Log.Log(eventlog.Event{Level: zerolog.ErrorLevel, Event: eventlog.EventStart, Message: "cannot start the MCP server: " + err.Error()})
 		return 127
 	}
+
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer func() {
+		signal.Stop(signals) // no send after it returns
+		close(signals)
+	}()
+	go func() {
+		for sig := range signals {
+			server.signal(sig.(syscall.Signal))
+			go server.escalate(cfg.Grace)
+		}
+	}()
+	return serve(cfg, server)
+}
+
+// withDefaults fills in what cfg leaves zero.
+func (cfg Config) withDefaults() Config {
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.ToolsListTimeout <= 0 {
+		cfg.ToolsListTimeout = DefaultToolsListTimeout
+	}
+	if cfg.Log == nil {
+		cfg.Log = eventlog.Nop()
+	}
+	if cfg.Policy == nil {
+		cfg.Policy = policy.Baseline()
+	}
+	return cfg
+}
+
+// serve relays between the agent (cfg.Stdin, cfg.Stdout) and a started
+// server until the server has exited and its output is drained, and
+// returns the server's status. The server is a process in Run; the relay
+// conformance tests give it one that runs in the test.
+func serve(cfg Config, server *downstream) int {
 	started := time.Now()
 	cfg.Log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventStart, Message: "MCP server started",
 		Extra: func(e *zerolog.Event) { e.Int("child_pid", server.pid).Str("mode", string(cfg.Policy.Mode)) }})
@@ -133,16 +160,6 @@ func Run(cfg Config) int {
 	defer r.tools.stop()
 	r.session.OnPin = r.logPin
 	r.session.OnServerRequest = func(d policy.ServerRequestDecision) { r.logServerRequest(d, nil) }
-
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(signals)
-	go func() {
-		for sig := range signals {
-			server.signal(sig.(syscall.Signal))
-			go server.escalate(cfg.Grace)
-		}
-	}()
 
 	go r.ingress()
 	drained := make(chan struct{})
