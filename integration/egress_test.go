@@ -199,49 +199,6 @@ egress:
 	}
 }
 
-// TestGuardedHostileRoutingRefused: a server→client request whose id is
-// an OSC 52 clipboard write with a bidi override, and a notification
-// whose method holds ESC and U+202E, never reach the client (the SDK
-// hands both to application code); a plain notification sent between
-// them does, and so does the tool's reply. The server gets an error
-// answer to its refused request instead of waiting for one.
-func TestGuardedHostileRoutingRefused(t *testing.T) {
-	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
-	record := filepath.Join(t.TempDir(), "record.jsonl")
-	p := startGuardedRaw(t, &guardOpts{Log: logFile}, testserverBin, "-record", record)
-	p.initialize()
-	p.sendWait(callLine(1, "hostile_routing", map[string]any{}))
-	m, skipped := p.expect("1", 30*time.Second)
-	if m.Error != nil {
-		t.Fatalf("hostile_routing: %s", m.raw)
-	}
-	plain := 0
-	for _, s := range skipped {
-		if strings.ContainsAny(string(s.raw), "\x1b\u202e") || strings.Contains(string(s.raw), `\u001b`) || strings.Contains(string(s.raw), `\u202e`) {
-			t.Errorf("a hostile server message reached the client: %s", s.raw)
-		}
-		if s.Method == "notifications/message" {
-			plain++
-		}
-	}
-	if plain != 1 {
-		t.Errorf("the plain notification arrived %d times, want 1", plain)
-	}
-	// The server replies once its refused request has its answer, which
-	// mcpguard writes itself.
-	if !strings.Contains(string(m.Result), "routed; answered with an error") {
-		got, _ := os.ReadFile(record)
-		t.Errorf("the server got no error answer to its refused request: %s; it received:\n%s", m.raw, truncate(string(got), 3000))
-	}
-	if _, err := p.closeAndWait(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	log, _ := os.ReadFile(logFile)
-	if n := strings.Count(string(log), `"event":"dropped"`); n != 2 {
-		t.Errorf("%d dropped events in the log, want 2:\n%s", n, truncate(string(log), 3000))
-	}
-}
-
 // TestGuardedLookalikeToolNames: with wipe: deny, a server that lists
 // wi\u202epe (which the client reads as wipe) has it hidden, and a
 // server that lists echo twice (echo and ec\u200bho) has its list refused.
