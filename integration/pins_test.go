@@ -575,7 +575,9 @@ func TestPinsTypeScriptClientFirstSight(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			logFile := filepath.Join(t.TempDir(), "mcpguard.log")
 			argv := guardArgv(t, &guardOpts{Log: logFile, Args: []string{"--mode", mode}}, testserverBin, "-pull-after", "1")
-			out := runPinsClientSpec(t, argv, []string{"echo", "late"}, []string{"greet"}, true)
+			// ECHO, "echo " and a Cyrillic е: names a server matching
+			// loosely resolves to the withheld echo.
+			out := runPinsClientSpec(t, argv, []string{"echo", "late", "ECHO", "echo ", "\u0435cho"}, []string{"greet"}, true)
 			if !slices.Contains(out.Tools, "echo") || out.Relist == nil {
 				t.Fatalf("first list: %+v", out)
 			}
@@ -594,6 +596,11 @@ func TestPinsTypeScriptClientFirstSight(t *testing.T) {
 			}
 			if c := out.Calls[1]; c.Result == nil || c.Result.IsError {
 				t.Errorf("call late (new, allowed): %s", mustJSON(c))
+			}
+			for _, c := range out.Calls[2:] {
+				if c.Result == nil || !c.Result.IsError || rejectionInText(t, c.Result.Content[0].Text).ErrorCode != codeChanged {
+					t.Errorf("a loose spelling of echo: %s", mustJSON(c))
+				}
 			}
 			if g := out.Gets[0]; g.Error == nil || !strings.Contains(g.Error.Message, "differs from its pin") {
 				t.Errorf("getPrompt greet: %s", mustJSON(g))
