@@ -147,8 +147,10 @@ func StringAround(s string, at, from, to int) (lo, hi int, openLo, openHi bool) 
 // Escapes says which escapes of a JSON text hide what its raw bytes seem
 // to say: ASCII, a \u escape of an ASCII character (\u0000 to \u007F,
 // as EachASCIIEscape finds them), which may spell markup or a keyword;
-// Slash, a \/, which hides a slash.
-type Escapes struct{ ASCII, Slash bool }
+// Slash, a \/, which hides a slash; Wide, a \u escape of a character
+// beyond ASCII or an escaped backslash before u, U or x (the text of an
+// escape), which a secrets reading decodes.
+type Escapes struct{ ASCII, Slash, Wide bool }
 
 // ScanEscapes finds the Escapes of s in one pass over its backslashes,
 // paired from the start as a JSON reader pairs them.
@@ -166,11 +168,17 @@ func ScanEscapes(s []byte) (e Escapes) {
 		case 'u':
 			if i+5 < len(s) && s[i+2] == '0' && s[i+3] == '0' && s[i+4] <= '7' {
 				e.ASCII = true
+			} else {
+				e.Wide = true
 			}
 		case '/':
 			e.Slash = true
+		case '\\':
+			if i+2 < len(s) && (s[i+2] == 'u' || s[i+2] == 'U' || s[i+2] == 'x') {
+				e.Wide = true
+			}
 		}
-		if e.ASCII && e.Slash {
+		if e.ASCII && e.Slash && e.Wide {
 			return e
 		}
 	}

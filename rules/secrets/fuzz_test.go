@@ -26,6 +26,7 @@ func FuzzRedact(f *testing.F) {
 		"", "%", "%%", "+%2", "[REDACTED:github-pat]", "ghp_", ".ey.ey", "-----BEGIN PRIVATE KEY-----", "curl -u a:b"} {
 		f.Add(s)
 	}
+	addEncodedSeeds(f)
 	sc, err := New(Options{Known: []Known{{Source: "K", Value: fuzzKnown}}})
 	if err != nil {
 		f.Fatal(err)
@@ -53,6 +54,7 @@ func FuzzRawClean(f *testing.F) {
 	f.Add(fuzzKnown)
 	f.Add("line one\nghp_" + strings.Repeat("a1B", 12) + "\nend")
 	f.Add("\nsk_live_" + strings.Repeat("x9", 12))
+	addEncodedSeeds(f)
 	sc, err := New(Options{Known: []Known{{Source: "K", Value: fuzzKnown}}})
 	if err != nil {
 		f.Fatal(err)
@@ -113,12 +115,26 @@ func TestDenseKeywordsStayLinear(t *testing.T) {
 		}
 		return best
 	}
-	for _, unit := range []string{"-----BEGIN PRIVATE KEY-----\n", "sk_live_", "ghp_", "curl -u a:b ", "eyJhbGciOi.eyJ", "s.abcdefghijklmnopqrstuvwx "} {
+	for _, unit := range []string{"-----BEGIN PRIVATE KEY-----\n", "sk_live_", "ghp_", "curl -u a:b ", "eyJhbGciOi.eyJ", "s.abcdefghijklmnopqrstuvwx ",
+		"-----END PRIVATE KEY-----\n", "MIIEow\n", "%41", "%25", "&#65;", `\u0041`, "\u200b", "\u00ad", "\uff21", "QUtJQUxINFZQTTc3TDZT",
+		"password=", "token: ", "x://a:b@", "Authorization: Bearer ", "de:ad:", "4142434445464748"} {
 		n := (512 << 10) / len(unit)
 		small, big := cost(strings.Repeat(unit, n/4)), cost(strings.Repeat(unit, n))
 		t.Logf("%q: x %d %v, x %d %v", unit, n/4, small, n, big)
 		if big > 10*small+200*time.Millisecond {
 			t.Errorf("%q: 4x the text took %v, %v for a quarter: not linear", unit, big, small)
 		}
+	}
+}
+
+// addEncodedSeeds adds every credential of the corpus in every standard
+// encoding, and the known secret in each.
+func addEncodedSeeds(f *testing.F) {
+	for _, e := range encoders {
+		for _, c := range adversarialSecrets()[:8] {
+			f.Add(e.enc(c[1]))
+		}
+		f.Add(e.enc(fuzzKnown))
+		f.Add("see " + e.enc("postgres://app:pw@db/prod") + " there")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // Known is a secret whose exact value mcpguard knows: the value of a
@@ -76,8 +78,9 @@ func looksLikePath(v string) bool {
 
 // encodings returns the forms of a known secret that the index looks for:
 // the value itself, as JSON writes it inside a string, as hex (either
-// case), and the part of its base64 encoding (standard and URL alphabets)
-// that does not depend on the bytes around it, for each of the three
+// case; a hex or UUID value also itself in either case and without
+// dashes), and the part of its base64 encoding (standard and URL
+// alphabets) that does not depend on the bytes around it, for each of the three
 // alignments it may have inside a longer encoded text. Percent-encoding is
 // undone by the scanner before it looks, so it needs no form of its own.
 func encodings(v string) []needle {
@@ -97,6 +100,12 @@ func encodings(v string) []needle {
 		out = append(out, needle{text: text, fold: fold})
 	}
 	add(v, false)
+	if hexShaped(v) {
+		// Hex and UUIDs are written in either case, UUIDs also without
+		// their dashes.
+		add(v, true)
+		add(strings.ReplaceAll(v, "-", ""), true)
+	}
 	if j := jsonEscape(v); j != v {
 		add(j, false)
 	}
@@ -112,6 +121,17 @@ func encodings(v string) []needle {
 		}
 	}
 	return out
+}
+
+// hexShaped reports whether v is hex digits, dashes between them
+// allowed (a UUID).
+func hexShaped(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if !rawjson.IsHex(v[i]) && v[i] != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonEscape writes s as the body of a JSON string the way encoders do:

@@ -65,6 +65,12 @@ type rule struct {
 	// backAnchor: every match starts where the run of word bytes that
 	// ends at the keyword starts (see backAnchored).
 	backAnchor bool
+	// scan reads the rule's matches instead of its regex (keyScans).
+	scan func(s string, at int) (lo, hi int, ok bool)
+	// quick: a test every match passes at its keyword (ownQuick).
+	quick func(s string, at, n int) bool
+	// valid: what a match's secret must also be (ownValid).
+	valid func(secret, match string) bool
 
 	once     sync.Once
 	re       *regexp.Regexp

@@ -15,6 +15,7 @@
 package secrets
 
 import (
+	"encoding/base64"
 	"fmt"
 	"sort"
 	"strings"
@@ -93,12 +94,15 @@ func flagsAfterSpace(flags ...string) []string {
 // part made of word bytes only that starts it: a JWT is
 // \b(ey[a-zA-Z0-9]{17,}\.ey..., found by its keyword .ey, so its match
 // starts where the run of word bytes before .ey starts.
-var backAnchored = map[string]bool{"jwt": true}
+// The own rules that name a credential variable or a URL's scheme start
+// where the name or the scheme does.
+var backAnchored = map[string]bool{"jwt": true, "credential-assignment": true, "aws-secret-access-key": true, "url-password": true}
 
 var allRules = sync.OnceValue(func() []*rule {
-	out := make([]*rule, len(gitleaksRules))
-	for i := range gitleaksRules {
-		spec := &gitleaksRules[i]
+	specs := append(append([]ruleSpec(nil), gitleaksRules...), ownRules...)
+	out := make([]*rule, len(specs))
+	for i := range specs {
+		spec := &specs[i]
 		kws := spec.keywords
 		if o, ok := keywordOverride[spec.id]; ok {
 			kws = o
@@ -116,6 +120,9 @@ var allRules = sync.OnceValue(func() []*rule {
 			}
 			out[i].require = &req
 		}
+		out[i].scan = keyScans[spec.id]
+		out[i].valid = ownValid[spec.id]
+		out[i].quick = ownQuick[spec.id]
 		if backAnchored[spec.id] {
 			out[i].backAnchor, out[i].leadingWB = true, true
 		}
@@ -186,6 +193,9 @@ func New(o Options) (*Scanner, error) {
 			sc.slashNeedle = true
 		}
 	}
+	for _, h := range hiddenNeedles() {
+		needles = append(needles, needle{text: h, owner: hiddenOwner})
+	}
 	sc.idx = newIndex(needles)
 	return sc, nil
 }
@@ -205,24 +215,81 @@ const (
 	anchorSpanMultiline = 4096
 )
 
-// Find returns the credentials in s, in order, without overlaps. Text
-// that percent-decodes to something else is searched decoded too, and its
-// findings are mapped back onto s.
+// Find returns the credentials in s, in order, without overlaps. s is
+// searched as it is and through every reading of the decoding pipeline
+// (decode.go); a finding in a reading is mapped back onto the span of s
+// it comes from, and one inside a decoded base64, hex or base32 run
+// covers the whole run.
 func (sc *Scanner) Find(s string) []Finding {
+	return merge(sc.findDecoded(s, maxDepth))
+}
+
+// findDecoded is Find, depth encodings deep; its findings may overlap.
+func (sc *Scanner) findDecoded(s string, depth int) []Finding {
 	fs := sc.find(s)
-	if hasPercentEscape(s) {
-		for _, plus := range []bool{false, true} {
-			if plus && strings.IndexByte(s, '+') < 0 {
-				break
-			}
-			dec, offs := percentDecode(s, plus)
-			for _, f := range sc.find(dec) {
-				f.Start, f.End = offs[f.Start], offs[f.End]
-				fs = append(fs, f)
+	if depth == 0 {
+		return fs
+	}
+	text := s
+	var rounds []reading
+	for len(rounds) < maxRounds && mayHideEscapes(text) {
+		r, ok := unescapeOnce(text)
+		if !ok {
+			break
+		}
+		rounds = append(rounds, r)
+		text = r.text
+		// What the text held undecoded is found already: search around
+		// what the round decoded.
+		for _, w := range aroundMarks(r.marks, len(text)) {
+			for _, f := range sc.find(text[w[0]:w[1]]) {
+				f.Start, f.End = f.Start+w[0], f.End+w[0]
+				fs = append(fs, mapBack(f, rounds))
 			}
 		}
 	}
-	return merge(fs)
+	if strings.IndexByte(s, '+') >= 0 && nextPercent(s, 0) >= 0 {
+		// A URL's query reads + as a space; the reading is as long as s.
+		fs = append(fs, sc.findDecoded(strings.ReplaceAll(s, "+", " "), depth-1)...)
+	}
+	encodedRuns(text, func(run encodedRun) bool {
+		enc := text[run.lo:run.hi]
+		whole := run.lo == 0 && run.hi == len(text)
+		decodings(enc, run.sep, func(dec []byte) {
+			if !whole && !texty(dec) {
+				return
+			}
+			if inner := sc.findDecoded(string(dec), depth-1); len(inner) > 0 {
+				fs = append(fs, mapBack(Finding{Start: run.lo, End: run.hi, Rule: inner[0].Rule, Source: inner[0].Source}, rounds))
+			}
+		})
+		return true
+	})
+	return fs
+}
+
+// aroundMarks returns the parts of a reading of length n within
+// decodeReach of what it decoded, merged, in order.
+func aroundMarks(marks []mark, n int) [][2]int {
+	var out [][2]int
+	for _, m := range marks {
+		lo, hi := max(0, m.dec-decodeReach), min(n, m.dec+m.n+decodeReach)
+		if k := len(out); k > 0 && lo <= out[k-1][1] {
+			out[k-1][1] = max(out[k-1][1], hi)
+			continue
+		}
+		out = append(out, [2]int{lo, hi})
+	}
+	return out
+}
+
+// mapBack maps a finding in the last of rounds (each a reading of the one
+// before) onto the text the first reads.
+func mapBack(f Finding, rounds []reading) Finding {
+	for i := len(rounds) - 1; i >= 0; i-- {
+		f.Start, f.End = rounds[i].source(f.Start, f.End)
+	}
+	return f
 }
 
 type ruleHit struct{ rule, at, n int }
@@ -231,6 +298,9 @@ func (sc *Scanner) find(s string) []Finding {
 	var fs []Finding
 	var hits []ruleHit
 	sc.idx.scan(s, func(n *needle, at int) bool {
+		if n.owner == hiddenOwner {
+			return true // the decoding pipeline reads these
+		}
 		if n.owner < 0 {
 			k := sc.known[-1-n.owner]
 			fs = append(fs, Finding{Start: at, End: at + len(n.text), Rule: KnownRule, Source: k.Source})
@@ -250,7 +320,17 @@ func (sc *Scanner) find(s string) []Finding {
 			continue
 		}
 		r := sc.rules[h.rule]
+		if r.quick != nil && !r.quick(s, h.at, h.n) {
+			continue
+		}
 		if !gate(s, h.at-gateBefore, h.at+h.n+gateBefore, r.minRun) {
+			continue
+		}
+		if r.scan != nil {
+			if lo, hi, ok := r.scan(s, h.at); ok {
+				fs = append(fs, Finding{Start: lo, End: hi, Rule: r.spec.id})
+				doneRule, doneTo = h.rule, hi
+			}
 			continue
 		}
 		if h.rule != windowRule {
@@ -401,7 +481,7 @@ func (sc *Scanner) verify(r *rule, w string, lo int, m []int, out []Finding) []F
 			break
 		}
 	}
-	if excused || publicFixture(r.spec.id, secret) {
+	if excused || publicFixture(r.spec.id, secret) || r.valid != nil && !r.valid(secret, match) {
 		return out
 	}
 	return append(out, Finding{Start: lo + ss, End: lo + se, Rule: r.spec.id})
@@ -479,8 +559,15 @@ func Redacted(rule string) string { return "[REDACTED:" + rule + "]" }
 
 // Redact replaces every credential in s by Redacted(rule) and returns the
 // result and the findings replaced (of the first pass). Redacting its own
-// output changes nothing.
+// output changes nothing. A string that is base64 whole (a blob: a
+// resources/read blob, an image's or audio's data, read_media_file's
+// answer) stays a blob of the same alphabet and padding: its decoded
+// bytes are redacted and encoded again, so a client that decodes it
+// gets the file with Redacted(rule) where the credential was.
 func (sc *Scanner) Redact(s string) (string, []Finding) {
+	if out, fs, ok := sc.redactBlob(s); ok {
+		return out, fs
+	}
 	var first []Finding
 	for pass := 0; pass < 4; pass++ {
 		fs := sc.Find(s)
@@ -549,7 +636,16 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 		start, span, off int
 		w                string
 	}{start: -1}
+	hiddenTo := 0
 	sc.idx.scan(s, func(n *needle, at int) bool {
+		if n.owner == hiddenOwner {
+			if at >= hiddenTo {
+				var ok bool
+				ok, hiddenTo = sc.windowClean(s, at, at, at)
+				clean = ok
+			}
+			return clean
+		}
 		if n.owner < 0 {
 			clean = false
 			return false
@@ -557,6 +653,14 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 		r := sc.rules[n.owner]
 		if doneTo != nil && at < doneTo[n.owner] {
 			return true
+		}
+		if r.quick != nil && !r.quick(s, at, len(n.text)) {
+			return true
+		}
+		if r.scan != nil {
+			_, _, found := r.scan(s, at)
+			clean = !found
+			return clean
 		}
 		if !gate(s, at-gateBefore, at+len(n.text)+gateBefore, r.minRun) {
 			return true
@@ -625,36 +729,69 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 			return clean
 		})
 	}
-	return clean && sc.percentClean(s)
+	return clean && sc.encodingsClean(s, esc)
 }
 
-// percentClean looks at every run of token bytes that holds a percent
-// escape, decoded, for a credential.
-func (sc *Scanner) percentClean(s string) bool {
-	for i := 0; ; {
-		j := strings.IndexByte(s[i:], '%')
-		if j < 0 {
-			return true
-		}
-		i += j
-		if !(i+2 < len(s) && rawjson.IsHex(s[i+1]) && rawjson.IsHex(s[i+2])) {
-			i++
-			continue
-		}
-		lo, hi := i, i
-		for lo > 0 && (tokenByte[s[lo-1]] || s[lo-1] == '%') && s[lo-1] != '\\' {
-			lo--
-		}
-		for hi < len(s) && (tokenByte[s[hi]] || s[hi] == '%') && s[hi] != '\\' {
-			hi++
-		}
-		for _, plus := range []bool{false, true} {
-			if dec, _ := percentDecode(s[lo:hi], plus); len(sc.find(dec)) > 0 {
+// decodeReach is how far around a trigger the raw check decodes and
+// searches: further than any keyword rule reads around its keyword.
+const decodeReach = 1024
+
+// windowClean decodes the part of the JSON string of the raw text s that
+// holds offset at, from lo to hi at most (widened by decodeReach), and
+// reports whether Find finds nothing there, and where the part ends.
+func (sc *Scanner) windowClean(s string, at, lo, hi int) (bool, int) {
+	lo, hi, _, _ = rawjson.StringAround(s, at, max(0, lo-decodeReach), min(len(s), hi+decodeReach))
+	return len(sc.Find(rawjson.Unescape(s[lo:hi]))) == 0, max(hi, at+1)
+}
+
+// encodingsClean finds, in the raw JSON text s, what the decoding
+// pipeline reads (a percent escape, an HTML character reference, a
+// literal backslash escape, a \u escape of a character beyond ASCII, a
+// run that may be base64, hex or base32 of text) and reports whether
+// Find finds nothing around any of them. Every byte is decoded at most
+// once per kind of trigger.
+func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes) bool {
+	next := []func(string, int) int{nextPercent, nextEntity}
+	if esc.Wide {
+		next = append(next, nextWideEscape)
+	}
+	for _, t := range next {
+		for i := 0; ; {
+			at := t(s, i)
+			if at < 0 {
+				break
+			}
+			ok, end := sc.windowClean(s, at, at, at)
+			if !ok {
 				return false
 			}
+			i = end
 		}
-		i = hi
 	}
+	for i := 0; ; {
+		at, lo, hi := nextTextRun(s, i)
+		if at < 0 {
+			return true
+		}
+		ok, end := sc.windowClean(s, at, lo, hi)
+		if !ok {
+			return false
+		}
+		i = end
+	}
+}
+
+// runChain returns the bounds of the run of base64 bytes around at in a
+// raw JSON text, lines of wrapped base64 (joined by \n escapes) included.
+func runChain(s string, at int) (int, int) {
+	lo, hi := at, at
+	for lo > 0 && (b64Byte[s[lo-1]] || s[lo-1] == '=' || lo >= 2 && s[lo-2] == '\\' && (s[lo-1] == 'n' || s[lo-1] == 'r')) {
+		lo--
+	}
+	for hi < len(s) && (b64Byte[s[hi]] || s[hi] == '=' || s[hi] == '\\' && hi+1 < len(s) && (s[hi+1] == 'n' || s[hi+1] == 'r')) {
+		hi++
+	}
+	return lo, hi
 }
 
 // linesFrom returns s from at to its n-th line break (CR or LF), at most
@@ -706,55 +843,6 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-func hasPercentEscape(s string) bool {
-	for i := 0; ; {
-		j := strings.IndexByte(s[i:], '%')
-		if j < 0 {
-			return false
-		}
-		i += j
-		if i+2 < len(s) && rawjson.IsHex(s[i+1]) && rawjson.IsHex(s[i+2]) {
-			return true
-		}
-		i++
-	}
-}
-
-// percentDecode undoes %XX escapes (repeatedly, so %2567 is g), and with
-// plus, reads + as a space (as a URL's query does). It returns the decoded
-// text with, for each of its byte offsets and its end, the offset in s it
-// comes from.
-func percentDecode(s string, plus bool) (string, []int) {
-	offs := make([]int, 0, len(s)+1)
-	for i := range len(s) + 1 {
-		offs = append(offs, i)
-	}
-	for round := 0; round < 3 && hasPercentEscape(s); round++ {
-		var b []byte
-		var no []int
-		for i := 0; i < len(s); {
-			if s[i] == '%' && i+2 < len(s) && rawjson.IsHex(s[i+1]) && rawjson.IsHex(s[i+2]) {
-				b = append(b, rawjson.Unhex(s[i+1])<<4|rawjson.Unhex(s[i+2]))
-				no = append(no, offs[i])
-				i += 3
-				continue
-			}
-			if plus && s[i] == '+' && round == 0 {
-				b = append(b, ' ')
-				no = append(no, offs[i])
-				i++
-				continue
-			}
-			b = append(b, s[i])
-			no = append(no, offs[i])
-			i++
-		}
-		no = append(no, offs[len(s)])
-		s, offs = string(b), no
-	}
-	return s, offs
-}
-
 // rawFrom returns, for an anchored match at raw offset start of a JSON
 // text, the decoded text from the character before start (for \b) to the
 // end of the JSON string (at most span bytes on: a match that reaches the
@@ -777,4 +865,27 @@ func rawFrom(s string, start, span int) (string, int) {
 	}
 	pre := rawjson.Unescape(s[lo:start])
 	return pre + rawjson.Unescape(s[start:end]), len(pre)
+}
+
+// blobEncodings are the encodings a blob is written in, tried in order.
+var blobEncodings = []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding}
+
+// redactBlob redacts a string that is base64 whole and whose decoded
+// bytes hold a credential; ok is false for any other string.
+func (sc *Scanner) redactBlob(s string) (string, []Finding, bool) {
+	if len(s) < minEncodedRun || strings.ContainsAny(s, " \t\r\n") {
+		return "", nil, false
+	}
+	for _, enc := range blobEncodings {
+		d, err := enc.DecodeString(s)
+		if err != nil {
+			continue
+		}
+		red, fs := sc.Redact(string(d))
+		if len(fs) == 0 {
+			return "", nil, false
+		}
+		return enc.EncodeToString([]byte(red)), []Finding{{Start: 0, End: len(s), Rule: fs[0].Rule, Source: fs[0].Source}}, true
+	}
+	return "", nil, false
 }

@@ -1,0 +1,587 @@
+package secrets
+
+import (
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"html"
+	"math/bits"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/text/width"
+
+	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/rawjson"
+)
+
+// This file is the one decoding pipeline both directions search through:
+// the rules and known secrets run on the text, then on its readings.
+//
+// A reading undoes, in one pass, the escapes that hide a credential
+// character by character: percent-encoding, literal \uXXXX, \UXXXXXXXX,
+// \u{X} and \xHH text (JSON, JavaScript, Python and C escapes, any code
+// point), HTML character references, invisible format characters and
+// soft hyphens (canon.Invisible), and fullwidth forms
+// (golang.org/x/text/width). The pass repeats while it changes anything,
+// up to maxRounds times (a 4x percent-encoded token). Then every run of
+// base64 (standard or URL alphabet, padded or not, wrapped into lines),
+// hex (either case, bare or with ':', '-' or space between the bytes)
+// or base32 is decoded, and the decoded text is searched the same way,
+// up to maxDepth encodings deep. Every reading is no longer than the
+// text it reads, and each depth at most doubles the bytes read, so the
+// whole is linear in the text.
+
+const (
+	// maxRounds bounds the escape-undoing passes of one reading.
+	maxRounds = 4
+	// maxDepth bounds how many base64/hex/base32 layers are decoded.
+	maxDepth = 3
+	// minEncodedRun is the shortest run decoded as base64, hex or base32:
+	// 12 bytes of secret, shorter than every rule's match.
+	minEncodedRun = 16
+)
+
+// mark is a piece of a reading that does not copy its source byte for
+// byte: the decoded bytes [dec, dec+n) come from the source bytes
+// [src, src+srcN). Between marks a reading copies its source.
+type mark struct{ dec, n, src, srcN int }
+
+// reading is a decoded form of a text and how to map its offsets back.
+type reading struct {
+	text  string
+	marks []mark // ascending by dec
+}
+
+// source maps the bytes [start, end) of the reading to the smallest span
+// of its source they come from.
+func (r *reading) source(start, end int) (int, int) {
+	return r.offset(start, false), r.offset(end, true)
+}
+
+func (r *reading) offset(d int, end bool) int {
+	i := sort.Search(len(r.marks), func(i int) bool { return r.marks[i].dec > d }) - 1
+	if i < 0 {
+		return d
+	}
+	m := r.marks[i]
+	switch {
+	case d == m.dec:
+		return m.src
+	case d < m.dec+m.n:
+		if end {
+			return m.src + m.srcN
+		}
+		return m.src
+	}
+	return m.src + m.srcN + d - (m.dec + m.n)
+}
+
+// escapeStart marks the bytes that may start an escape a reading undoes.
+var escapeStart = func() (t [256]bool) {
+	t['%'], t['\\'], t['&'] = true, true, true
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	return t
+}()
+
+// mayHideEscapes reports whether s holds a byte that may start an escape
+// of a reading (cheap: most of it is strings.IndexByte).
+func mayHideEscapes(s string) bool {
+	return strings.IndexByte(s, '%') >= 0 || strings.IndexByte(s, '\\') >= 0 ||
+		strings.IndexByte(s, '&') >= 0 || !isASCII(s)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// unescapeOnce undoes one layer of every escape a reading knows; ok is
+// false when there was none.
+func unescapeOnce(s string) (reading, bool) {
+	var b []byte
+	var marks []mark
+	last := 0 // s[last:i] is still to copy
+	emit := func(i, srcN int, out []byte) {
+		if b == nil {
+			b = make([]byte, 0, len(s))
+		}
+		b = append(b, s[last:i]...)
+		marks = append(marks, mark{dec: len(b), n: len(out), src: i, srcN: srcN})
+		b = append(b, out...)
+		last = i + srcN
+	}
+	var buf [8]byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !escapeStart[c] {
+			continue
+		}
+		switch {
+		case c == '%':
+			if i+2 < len(s) && rawjson.IsHex(s[i+1]) && rawjson.IsHex(s[i+2]) {
+				buf[0] = rawjson.Unhex(s[i+1])<<4 | rawjson.Unhex(s[i+2])
+				emit(i, 3, buf[:1])
+				i += 2
+			}
+		case c == '\\':
+			if out, n := backslashEscape(s[i:], buf[:0]); n > 0 {
+				emit(i, n, out)
+				i += n - 1
+			}
+		case c == '&':
+			if out, n := entity(s[i:]); n > 0 {
+				emit(i, n, []byte(out))
+				i += n - 1
+			}
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError:
+			case canon.Invisible(r):
+				emit(i, n, nil)
+			default:
+				if nr := narrow(r); nr != r {
+					emit(i, n, utf8.AppendRune(buf[:0], nr))
+				}
+			}
+			i += n - 1
+		}
+	}
+	if b == nil {
+		return reading{}, false
+	}
+	b = append(b, s[last:]...)
+	return reading{text: string(b), marks: marks}, true
+}
+
+// narrow returns the narrow (ASCII) form of a fullwidth character, the
+// ideographic space as a space, and every other rune as it is.
+func narrow(r rune) rune {
+	if r < 0x3000 {
+		return r
+	}
+	if r == 0x3000 {
+		return ' '
+	}
+	p := width.LookupRune(r)
+	if p.Kind() == width.EastAsianFullwidth {
+		if n := p.Narrow(); n != 0 && n < utf8.RuneSelf {
+			return n
+		}
+	}
+	return r
+}
+
+// backslashEscape reads a literal escape at the start of s (\xHH, \uXXXX
+// with a surrogate pair, \UXXXXXXXX, \u{X...}) and returns what it
+// spells and its length; 0 when there is none.
+func backslashEscape(s string, buf []byte) ([]byte, int) {
+	if len(s) < 4 {
+		return nil, 0
+	}
+	switch s[1] {
+	case 'x':
+		if rawjson.IsHex(s[2]) && rawjson.IsHex(s[3]) {
+			return append(buf, rawjson.Unhex(s[2])<<4|rawjson.Unhex(s[3])), 4
+		}
+	case 'u':
+		if s[2] == '{' {
+			end := strings.IndexByte(s[:min(len(s), 12)], '}')
+			if end < 0 {
+				return nil, 0
+			}
+			v, err := strconv.ParseUint(s[3:end], 16, 32)
+			if err != nil || !utf8.ValidRune(rune(v)) {
+				return nil, 0
+			}
+			return utf8.AppendRune(buf, rune(v)), end + 1
+		}
+		r, ok := rawjson.Hex4(s[2:])
+		if !ok {
+			return nil, 0
+		}
+		if utf16.IsSurrogate(r) {
+			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+				if r2, ok := rawjson.Hex4(s[8:]); ok {
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						return utf8.AppendRune(buf, d), 12
+					}
+				}
+			}
+			return nil, 0
+		}
+		return utf8.AppendRune(buf, r), 6
+	case 'U':
+		if len(s) >= 10 {
+			if r, _, _, err := strconv.UnquoteChar(s[:10], 0); err == nil {
+				return utf8.AppendRune(buf, r), 10
+			}
+		}
+	}
+	return nil, 0
+}
+
+// entity reads an HTML character reference at the start of s (&#65;,
+// &#x41;, &amp; and the rest of HTML's named references) and returns what
+// it spells and its length; 0 when there is none.
+func entity(s string) (string, int) {
+	if len(s) < 3 {
+		return "", 0
+	}
+	end := 1
+	if s[1] == '#' {
+		end = 2
+		if end < len(s) && (s[end] == 'x' || s[end] == 'X') {
+			end++
+		}
+		for end < len(s) && end < 12 && rawjson.IsHex(s[end]) {
+			end++
+		}
+	} else {
+		for end < len(s) && end < 34 && isWordByte(s[end]) {
+			end++
+		}
+	}
+	if end < len(s) && s[end] == ';' {
+		end++
+	} else if s[1] != '#' {
+		return "", 0 // a named reference needs its semicolon here
+	}
+	out := html.UnescapeString(s[:end])
+	if out == s[:end] {
+		return "", 0
+	}
+	return out, end
+}
+
+// encodedRun is a run of a text that may be base64, hex or base32: the
+// bytes [lo, hi), line breaks of wrapped base64 included; sep is the
+// separator of hex bytes written de:ad:be:ef (0: none).
+type encodedRun struct {
+	lo, hi int
+	sep    byte
+}
+
+// b64Byte marks the bytes of either base64 alphabet (hex and base32
+// digits are among them); '=' only ends a run.
+var b64Byte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isWordByte(byte(c)) || c == '+' || c == '/' || c == '-'
+	}
+	return t
+}()
+
+// encodedRuns returns the runs of s that may be base64, hex or base32.
+func encodedRuns(s string, each func(encodedRun) bool) {
+	for i := 0; i < len(s); {
+		if !b64Byte[s[i]] {
+			i++
+			continue
+		}
+		lo, width := i, 0
+		for {
+			line := i
+			for i < len(s) && b64Byte[s[i]] {
+				i++
+			}
+			for k := 0; k < 6 && i < len(s) && s[i] == '='; k++ { // base32 pads with up to 6
+				i++
+			}
+			// A wrapped line: as wide as base64 is wrapped (PEM 64, MIME
+			// 76), as wide as the lines before, ended by a line break and
+			// followed by more.
+			if n := i - line; (n == 64 || n == 76) && (width == 0 || n == width) {
+				j := i
+				if j < len(s) && s[j] == '\r' {
+					j++
+				}
+				if j < len(s) && s[j] == '\n' && j+1 < len(s) && b64Byte[s[j+1]] {
+					i, width = j+1, n
+					continue
+				}
+			}
+			break
+		}
+		if i-lo >= minEncodedRun && !each(encodedRun{lo, i, 0}) {
+			return
+		}
+		if hexRun := sepHexRun(s, lo); hexRun > lo {
+			if !each(encodedRun{lo, hexRun, s[lo+2]}) {
+				return
+			}
+			i = hexRun
+		}
+	}
+}
+
+// sepHexRun returns where a run of hex bytes separated by ':', '-' or a
+// space (de:ad:be:ef) that starts at lo ends, or lo when there is none of
+// at least minEncodedRun/2 bytes.
+func sepHexRun(s string, lo int) int {
+	if lo+2 >= len(s) || !rawjson.IsHex(s[lo]) || !rawjson.IsHex(s[lo+1]) {
+		return lo
+	}
+	sep := s[lo+2]
+	if sep != ':' && sep != '-' && sep != ' ' {
+		return lo
+	}
+	n, i := 1, lo+2
+	for i+2 < len(s) && s[i] == sep && rawjson.IsHex(s[i+1]) && rawjson.IsHex(s[i+2]) && (i+3 == len(s) || !rawjson.IsHex(s[i+3])) {
+		i += 3
+		n++
+	}
+	if n < minEncodedRun/2 {
+		return lo
+	}
+	return i
+}
+
+// decodings calls fn with each text the run s may encode; sep is the
+// separator of hex bytes (0: none).
+func decodings(s string, sep byte, fn func(dec []byte)) {
+	if sep != 0 {
+		if d, err := hex.DecodeString(strings.ReplaceAll(s, string(sep), "")); err == nil {
+			fn(d)
+		}
+		return
+	}
+	flat := strip(s, "\r\n")
+	if len(flat)%2 == 0 && allOf(flat, rawjson.IsHex) {
+		if d, err := hex.DecodeString(flat); err == nil {
+			fn(d)
+			return
+		}
+	}
+	body := strings.TrimRight(flat, "=")
+	b64 := body
+	if len(b64)%4 == 1 {
+		b64 = b64[:len(b64)-1] // 4n+1 characters are not base64: drop one
+	}
+	enc := base64.RawStdEncoding
+	if strings.ContainsAny(b64, "-_") {
+		enc = base64.RawURLEncoding
+	}
+	if d, err := enc.DecodeString(b64); err == nil {
+		fn(d)
+	}
+	if !allOf(body, isBase32) {
+		return
+	}
+	b32 := body
+	if !allOf(b32, func(c byte) bool { return c < 'a' }) {
+		b32 = strings.ToUpper(b32)
+	}
+	if k := len(b32) % 8; k == 1 || k == 3 || k == 6 {
+		b32 = b32[:len(b32)-1] // not a length base32 writes: drop one
+	}
+	if d, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(b32); err == nil {
+		fn(d)
+	}
+}
+
+func allOf(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isBase32 reports whether c is a base32 digit, in either case.
+func isBase32(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '2' && c <= '7'
+}
+
+// texty reports whether b reads as text: valid UTF-8, nearly all of it
+// printable. A credential is text; most long runs of letters and digits
+// (identifiers, digests, binary blobs) decode to noise.
+func texty(b []byte) bool {
+	if len(b) == 0 || !utf8.Valid(b) {
+		return false
+	}
+	bad := 0
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' || c == 0x7f {
+			bad++
+		}
+	}
+	return bad*20 <= len(b)
+}
+
+// hiddenOwner is the owner of the index's needles that are characters a
+// reading removes or narrows (see hiddenNeedles): the raw check decodes
+// the string that holds one.
+const hiddenOwner = 1 << 30
+
+// hiddenNeedles are the UTF-8 forms of the characters a reading removes
+// (canon.Invisible) or narrows (fullwidth forms) in the Basic
+// Multilingual Plane, and the lead bytes of plane 14 (tags, variation
+// selectors).
+var hiddenNeedles = sync.OnceValue(func() []string {
+	out := []string{"\xf3\xa0"}
+	for r := rune(0x80); r < 0x10000; r++ {
+		if utf16.IsSurrogate(r) {
+			continue
+		}
+		if canon.Invisible(r) || narrow(r) != r {
+			out = append(out, string(r))
+		}
+	}
+	return out
+})
+
+// rawRunMin is the shortest run the raw check decodes as base64, hex or
+// base32: 20 bytes of text in base64 (an AWS access key id), padding
+// included (the decoded check reads runs from minEncodedRun on). The
+// word grid of nextTextRun sees every run of 23 bytes or more.
+const rawRunMin = 27
+
+// nextPercent returns the offset of the first percent escape of s from
+// i on, or -1.
+func nextPercent(s string, i int) int {
+	for {
+		j := strings.IndexByte(s[i:], '%')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+2 < len(s) && rawjson.IsHex(s[i+1]) && rawjson.IsHex(s[i+2]) {
+			return i
+		}
+		i++
+	}
+}
+
+// nextEntity returns the offset of the first HTML character reference
+// of s from i on, or -1.
+func nextEntity(s string, i int) int {
+	for {
+		j := strings.IndexByte(s[i:], '&')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if _, n := entity(s[i:]); n > 0 {
+			return i
+		}
+		i++
+	}
+}
+
+// nextWideEscape returns the offset of the first escape of the raw JSON
+// text s from i on that a reading decodes and the raw bytes do not show:
+// a \u escape of a character beyond ASCII, or an escaped backslash
+// before u, U or x (literal escape text); -1 when there is none.
+func nextWideEscape(s string, i int) int {
+	for {
+		j := strings.IndexByte(s[i:], '\\')
+		if j < 0 || i+j+1 >= len(s) {
+			return -1
+		}
+		i += j
+		switch s[i+1] {
+		case 'u':
+			if r, ok := rawjson.Hex4(s[i+2:]); ok && r >= utf8.RuneSelf {
+				return i
+			}
+		case '\\':
+			if i+2 < len(s) && (s[i+2] == 'u' || s[i+2] == 'U' || s[i+2] == 'x') {
+				return i
+			}
+		}
+		i += 2
+	}
+}
+
+// strongWord sets the high bit of each byte of a little-endian word in
+// '0' to 'Z' (digits, capitals and :;<=>?@), which base64, hex and base32
+// of text are full of and ordinary words are not. It is Bit Twiddling
+// Hacks' hasbetween, exact: l*(127+n) - x&l*127 has a high bit where a
+// byte is below n, x&l*127 + l*(127-m) where it is above m.
+func strongWord(x uint64) uint64 {
+	const l = 0x0101010101010101
+	low := x & (l * 127)
+	return (l*(127+'Z'+1) - low) & (low + l*(127-('0'-1))) & ^x & (l * 128)
+}
+
+// nextTextRun returns an offset inside the first run of s from i on that
+// may be base64, hex or base32 of text, and the run's bounds (wrapped
+// lines included); -1 when there is none. It looks at every other
+// aligned 8-byte word for a digit or a capital and reads the run around
+// one: a run of rawRunMin bytes or more holds such a word whole, and
+// when it encodes a credential, digits and capitals are all over it.
+func nextTextRun(s string, i int) (at, lo, hi int) {
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	w := (i + 7) &^ 7
+	for w+8 <= len(b) {
+		if w+24 <= len(b) && strongWord(binary.LittleEndian.Uint64(b[w:]))|strongWord(binary.LittleEndian.Uint64(b[w+16:])) == 0 {
+			w += 32 // two sampled words at once: one branch
+			continue
+		}
+		m := strongWord(binary.LittleEndian.Uint64(b[w:]))
+		if m == 0 {
+			w += 16
+			continue
+		}
+		k := w + bits.TrailingZeros64(m)/8
+		lo, hi := k, k
+		for lo > 0 && b64Byte[s[lo-1]] && !(lo >= 2 && s[lo-2] == '\\') { // not the letter of a \n
+			lo--
+		}
+		for hi < len(s) && (b64Byte[s[hi]] || s[hi] == '=') {
+			hi++
+		}
+		if hi-lo >= rawRunMin && textPrefix(s[lo:hi]) {
+			lo, hi = runChain(s, k)
+			return k, lo, hi
+		}
+		if end := sepHexRun(s, lo); hi-lo == 2 && end >= lo+rawRunMin {
+			return k, lo, end
+		}
+		w = max(w+8, (hi+7)&^7)
+	}
+	return -1, 0, 0
+}
+
+// textPrefix reports whether the start of a run decodes to text in one
+// of the encodings decodings tries.
+func textPrefix(run string) bool {
+	p := run[:min(len(run), 32)]
+	found := false
+	decodings(p[:len(p)-len(p)%8], 0, func(dec []byte) {
+		found = found || texty(dec)
+	})
+	return found
+}
+
+// strip returns s without the bytes of cut (s itself when it has none).
+func strip(s, cut string) string {
+	has := false
+	for i := 0; i < len(cut) && !has; i++ {
+		has = strings.IndexByte(s, cut[i]) >= 0
+	}
+	if !has {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(cut, s[i]) < 0 {
+			b = append(b, s[i])
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,180 @@
+package secrets
+
+import (
+	"encoding/base64"
+	"regexp"
+	"strings"
+)
+
+// ownRules are mcpguard's credential formats beyond gitleaks': the files
+// and strings a credential lives in on a developer's machine, which
+// gitleaks' rules (written for source code) miss. Each stops a leak the
+// issue tracker measured: ~/.aws/credentials read back with the secret
+// key in clear, a database URL with its password, .netrc, .pgpass, a
+// Docker or kubeconfig file, an Azure connection string, a GCP service
+// account key, an HTTP Authorization header. A value that is a
+// placeholder (see placeholder) is not a credential.
+var ownRules = []ruleSpec{
+	{id: "aws-secret-access-key", regex: `(?i)\b[A-Z0-9_]*secret_?access_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)`,
+		secretGroup: 1, keywords: []string{"secret_access_key", "secretaccesskey"}},
+	{id: "aws-session-token", regex: `(?i)session_?token["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{100,})`,
+		secretGroup: 1, keywords: []string{"session_token", "sessiontoken"}},
+	{id: "credential-assignment", regex: `(?i)\b([A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|_PAT|_PWD|_PASS))["']?[ \t]*[:=][ \t]*["']?([^\s"'\x60;,()\[\]{}<>]{8,200})`,
+		secretGroup: 2, keywords: []string{"password", "passwd", "secret", "token", "api_key", "apikey", "access_key", "accesskey", "private_key", "credential", "_pat", "_pwd", "_pass"}},
+	{id: "url-password", regex: `\b[A-Za-z][A-Za-z0-9+.-]{1,20}://([^\s:/?#@"'\x60<>]{1,128}):([^\s/?#@"'\x60<>]{1,256})@[A-Za-z0-9\[._-]`,
+		secretGroup: 2, keywords: []string{"://"}},
+	{id: "netrc-password", regex: `(?i)\b(?:machine|login|default)\s+\S+\s+(?:login\s+\S+\s+)?password\s+(\S{4,})`,
+		secretGroup: 1, keywords: []string{"password"}},
+	{id: "pgpass-password", regex: `(?:^|\s)[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:([^\s:]{4,})(?:\s|$)`,
+		secretGroup: 1, keywords: []string{":5432:", ":*:"}},
+	{id: "docker-config-auth", regex: `"auth"\s*:\s*"([A-Za-z0-9+/]{8,}={0,2})"`,
+		secretGroup: 1, keywords: []string{`"auth`}},
+	{id: "kubeconfig-client-key", regex: `client-key-data["']?\s*:\s*["']?([A-Za-z0-9+/]{20,}={0,2})`,
+		secretGroup: 1, keywords: []string{"client-key-data"}},
+	{id: "azure-account-key", regex: `(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}={0,2})`,
+		secretGroup: 1, keywords: []string{"accountkey=", "sharedaccesskey="}},
+	{id: "gcp-private-key-id", regex: `"private_key_id"\s*:\s*"([a-f0-9]{40})"`,
+		secretGroup: 1, keywords: []string{`"private_key_id`}},
+	{id: "authorization-header", regex: `(?i)\b(?:Authorization|Proxy-Authorization)["']?\s*[:=]\s*["']?(?:Basic|Bearer|Token|Digest)\s+([A-Za-z0-9._~+/-]{8,}=*)`,
+		secretGroup: 1, keywords: []string{"authorization"}},
+	{id: "bearer-token", regex: `\bBearer\s+([A-Za-z0-9._~+/-]{20,}=*)`,
+		secretGroup: 1, keywords: []string{"bearer"}},
+	{id: "private-key-tail", regex: `-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`,
+		keywords: []string{"-----end"}},
+}
+
+// ownValid holds, for own rules, what a value must also be to count.
+var ownValid = map[string]func(secret, match string) bool{
+	"aws-secret-access-key": func(secret, _ string) bool { return !placeholder(secret) },
+	"credential-assignment": func(secret, match string) bool {
+		name := match
+		if i := strings.IndexAny(name, "\"' \t:="); i >= 0 {
+			name = name[:i]
+		}
+		return credentialName(name) && secretLike(secret)
+	},
+	"url-password": func(secret, match string) bool {
+		user := match[strings.Index(match, "://")+3:]
+		user = user[:strings.IndexByte(user, ':')]
+		return !placeholder(secret) && secret != user && !templated(user)
+	},
+	"netrc-password":       func(secret, _ string) bool { return !placeholder(secret) },
+	"pgpass-password":      func(secret, _ string) bool { return !placeholder(secret) },
+	"authorization-header": func(secret, _ string) bool { return !placeholder(secret) },
+	"bearer-token":         func(secret, _ string) bool { return !placeholder(secret) && secretLike(secret) },
+	"docker-config-auth": func(secret, _ string) bool {
+		d, err := base64.StdEncoding.DecodeString(secret)
+		return err == nil && strings.IndexByte(string(d), ':') > 0 && !placeholder(string(d[strings.IndexByte(string(d), ':')+1:]))
+	},
+}
+
+// placeholders are the values documentation writes where a credential
+// goes; a value made of one of them (with digits, _ or - around) is not
+// a credential.
+var placeholderRe = regexp.MustCompile(`(?i)^[_\-.*]*(?:my|your|the|some|example|sample|dummy|fake|test|default|new|old)?[_\-.]?` +
+	`(?:pass(?:word|wd)?|pwd|secret|changeme|change[_-]?me|example|placeholder|redacted|hidden|xxx+|\*+|none|null|nil|empty|` +
+	`token|key|api[_-]?key|password[_-]?here|secret[_-]?here|token[_-]?here|value|foo|bar|baz|foobar|test|user(?:name)?|admin|root|guest|postgres|mysql|hunter2|letmein|qwerty|abc123|123456+)` +
+	`[_\-.]?(?:here|goes[_-]?here|\d{0,4})[_\-.*]*$`)
+
+// placeholder reports whether a value is a stand-in, not a credential:
+// a placeholder word, a value that says it is an example, a template or variable reference (${DB_PASSWORD},
+// $TOKEN, {{ .token }}, <token>, %(password)s), or one character
+// repeated (xxxxxxxx, ********).
+func placeholder(v string) bool {
+	// AWS's documentation key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY.
+	if v == "" || templated(v) || placeholderRe.MatchString(v) || strings.Contains(strings.ToLower(v), "example") {
+		return true
+	}
+	return strings.Count(v, v[:1]) == len(v)
+}
+
+func templated(v string) bool {
+	return strings.HasPrefix(v, "$") || strings.HasPrefix(v, "{{") || strings.HasPrefix(v, "<") ||
+		strings.HasPrefix(v, "%(") || strings.HasPrefix(v, "%s") || strings.Contains(v, "${") ||
+		strings.HasPrefix(v, "[") || strings.HasPrefix(v, "...")
+}
+
+// identPath matches what code assigns to a credential-named variable
+// without it being one: a name or a dotted path (os.environ, self.token,
+// config.db_password).
+var identPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// secretLike reports whether an assigned value looks like a secret
+// rather than code or prose: not a placeholder, not a name or dotted
+// path, and holding a digit, a symbol or both cases.
+func secretLike(v string) bool {
+	if placeholder(v) || identPath.MatchString(v) {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "true", "false", "required", "optional", "string", "boolean":
+		return false
+	}
+	return strings.ContainsAny(v, "0123456789!@#$%^&*+/=~.-_") || (strings.ToLower(v) != v && strings.ToUpper(v) != v)
+}
+
+// ownQuick holds, for own rules whose keywords are common words, a test
+// of the bytes after a keyword at [at, at+n) that every match passes:
+// a hit that fails it costs no regex run, and text full of the word
+// (prose about tokens, a page of URLs) is never too dense to scan.
+var ownQuick = map[string]func(s string, at, n int) bool{
+	"aws-secret-access-key": assignedAfter,
+	"aws-session-token":     assignedAfter,
+	"credential-assignment": assignedAfter,
+	"authorization-header":  assignedAfter,
+	"url-password":          userinfoAfter,
+	"netrc-password":        netrcAround,
+	"bearer-token":          valueAfterSpace,
+}
+
+// assignedAfter reports whether the name that a keyword ends or starts
+// is assigned a value: name bytes, quotes (maybe JSON-escaped), blanks,
+// then = or :.
+func assignedAfter(s string, at, n int) bool {
+	i := at + n
+	for i < len(s) && i-at < 64 && (isWordByte(s[i]) || s[i] == '-') {
+		i++
+	}
+	for k := 0; i < len(s) && k < 16 && strings.IndexByte("\"' \t\\", s[i]) >= 0; k++ {
+		i++
+	}
+	return i < len(s) && (s[i] == '=' || s[i] == ':')
+}
+
+// userinfoAfter reports whether the authority after :// holds a
+// user:password@ part.
+func userinfoAfter(s string, at, n int) bool {
+	end := min(len(s), at+n+400)
+	colon := false
+	for i := at + n; i < end; i++ {
+		switch s[i] {
+		case ':':
+			colon = true
+		case '@':
+			return colon
+		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>', '\\':
+			return false
+		}
+	}
+	return false
+}
+
+// valueAfterSpace reports whether blanks and then a value follow.
+func valueAfterSpace(s string, at, n int) bool {
+	i := at + n
+	j := i
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+		j++
+	}
+	return j > i && j < len(s)
+}
+
+// netrcAround reports whether a password keyword stands as in a .netrc:
+// a value after blanks, and login or machine shortly before.
+func netrcAround(s string, at, n int) bool {
+	if !valueAfterSpace(s, at, n) {
+		return false
+	}
+	before := strings.ToLower(s[max(0, at-256):at])
+	return strings.Contains(before, "login") || strings.Contains(before, "machine")
+}
