@@ -84,7 +84,9 @@ func TestPolicyCases(t *testing.T) {
 		t.Fatalf("no case files: %v", err)
 	}
 	vars := pathFixture(t)
-	vars["CASE_SECRET"] = "kn0wn-case-s3cret-v4lue" // secrets.yaml's known secret
+	vars["CASE_SECRET"] = "kn0wn-case-s3cret-v4lue"  // secrets.yaml's known secret
+	vars["CASE_SECRET_UMLAUT"] = "Grüße-aus-Köln-42" // secrets_encodings.yaml's
+	vars["CASE_SECRET_UUID"] = "3f2a9c1e-7b4d-4e8f-9a6b-2c1d0e9f8a7b"
 	t.Setenv("HOME", vars["ROOT"])
 	lookup := func(name string) (string, bool) {
 		v, ok := vars[name]
