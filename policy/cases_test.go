@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,11 +15,16 @@ import (
 // messages with the verdict each must get. Policy behaviour is data; a new
 // case is a few lines.
 type caseFile struct {
-	Note       string       `yaml:"note"`
-	Policy     string       `yaml:"policy"`      // inline policy YAML
-	PolicyFile string       `yaml:"policy_file"` // or a file, relative to the repo root
-	ToolsList  any          `yaml:"tools_list"`  // optional tools/list result priming server schemas
-	Cases      []policyCase `yaml:"cases"`
+	Note       string `yaml:"note"`
+	Policy     string `yaml:"policy"`      // inline policy YAML
+	PolicyFile string `yaml:"policy_file"` // or a file, relative to the repo root
+	ToolsList  any    `yaml:"tools_list"`  // optional tools/list result priming server schemas
+	// ToolsListFile is a saved tools/list of the server a shipped policy
+	// was written for (testdata/toolslists, with its version), relative
+	// to the repo root: it primes server schemas, and the policy must
+	// name every tool in it and no other.
+	ToolsListFile string       `yaml:"tools_list_file"`
+	Cases         []policyCase `yaml:"cases"`
 }
 
 type policyCase struct {
@@ -123,6 +129,12 @@ func TestPolicyCases(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if cf.ToolsListFile != "" {
+				if tools, err = os.ReadFile(filepath.Join("..", cf.ToolsListFile)); err != nil {
+					t.Fatal(err)
+				}
+				reviewedEveryTool(t, p, tools)
+			}
 			for i, c := range cf.Cases {
 				line := caseMessage(t, c, vars)
 				ev := p.Evaluate(line, tools)
@@ -151,6 +163,36 @@ func TestPolicyCases(t *testing.T) {
 	t.Logf("%d adversarial cases, %d benign cases", counts[false], counts[true])
 	if counts[false] < 150 || counts[true] < 50 {
 		t.Errorf("the case files hold %d adversarial and %d benign cases; keep at least 150 and 50", counts[false], counts[true])
+	}
+}
+
+// reviewedEveryTool: the policy names no tool the server lacks, and
+// gives every tool the server lists an entry of its own (allowed, with
+// settings, or denied), so that none is refused only for being unknown.
+func reviewedEveryTool(t *testing.T, p *Policy, toolsList []byte) {
+	t.Helper()
+	warnings, err := p.ToolNameWarnings(toolsList)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range warnings {
+		t.Error(w)
+	}
+	var list struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(toolsList, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) == 0 {
+		t.Fatal("the saved tools/list has no tools")
+	}
+	for _, tool := range list.Tools {
+		if !slices.ContainsFunc(p.tools, func(e *toolEntry) bool { return !e.glob && e.pattern == tool.Name }) {
+			t.Errorf("the server's tool %s has no entry under tools:", tool.Name)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/shellcmd"
 	"github.com/mcpguard/mcpguard/rules/urlcheck"
 )
 
@@ -58,6 +59,10 @@ type ingressV1 struct {
 	Pattern       string   `json:"pattern"`
 	Code          string   `json:"code"`
 	Roots         []string `json:"roots"`
+	Programs      []string `json:"programs"`
+	DenyPrograms  []string `json:"deny_programs"`
+	Syntax        []string `json:"syntax"`
+	Env           []string `json:"env"`
 }
 
 type egressV1 struct {
@@ -276,6 +281,18 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 		rule.code = rules.CodeDangerousFlag
 	case "shell_metachars":
 		rule.check, rule.code = rules.NewShellMetachars(), rules.CodeShellMetachar
+	case "shell_command":
+		rule.code = shellcmd.Code
+		var syntax []shellcmd.Syntax
+		if r.Syntax != nil {
+			syntax = make([]shellcmd.Syntax, len(r.Syntax))
+			for i, s := range r.Syntax {
+				syntax[i] = shellcmd.Syntax(s)
+			}
+		}
+		rule.check, err = shellcmd.New(shellcmd.Options{
+			Programs: r.Programs, DenyPrograms: r.DenyPrograms, Syntax: syntax, Env: r.Env,
+		})
 	case "control_chars":
 		rule.check, rule.code = rules.NewControlChars(), rules.CodeControlChars
 	case "pattern", "deny_pattern":
