@@ -106,7 +106,7 @@ func TestDenseKeywordsStayLinear(t *testing.T) {
 	}
 	cost := func(text string) time.Duration {
 		best := time.Duration(1 << 62)
-		for range 2 {
+		for range 3 { // the best of three: a shared machine's pauses are not the scan's
 			start := time.Now()
 			sc.Find(text)
 			q, _ := jsontext.AppendQuote(nil, text)
