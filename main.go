@@ -30,11 +30,14 @@ import (
 
 	"github.com/mcpguard/mcpguard/policies"
 	"github.com/mcpguard/mcpguard/policy"
-	"github.com/mcpguard/mcpguard/policy/pins/pincmd"
+	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/policy/starter"
 	"github.com/mcpguard/mcpguard/proxy"
 	"github.com/mcpguard/mcpguard/proxy/agentconfig"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
+	"github.com/mcpguard/mcpguard/proxy/listing"
+	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/lint"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -189,15 +192,7 @@ func (c *command) app() *cli.App {
 					&cli.BoolFlag{Name: "force", Usage: "overwrite --out FILE if it exists"},
 					&cli.DurationFlag{Name: "timeout", Usage: "how long the server gets to list its tools", Value: 60 * time.Second},
 				},
-				Action: c.action(func(ctx *cli.Context) (int, error) {
-					argv, err := c.argv(ctx)
-					if err != nil {
-						return 2, err
-					}
-					return starter.Init(context.Background(), starter.InitOptions{Argv: argv, Out: ctx.String("out"),
-						Force: ctx.Bool("force"), Timeout: ctx.Duration("timeout"), Version: version,
-						SaveToolsList: ctx.String("save-tools-list")}, c.stdout, c.stderr)
-				}),
+				Action: c.action(c.initCmd),
 			},
 			{
 				Name:      "tail",
@@ -265,14 +260,7 @@ func (c *command) app() *cli.App {
 					&cli.BoolFlag{Name: "diff", Usage: "print what changed since the lock, field by field; exit 1 when something did"},
 					&cli.DurationFlag{Name: "timeout", Usage: "how long the server gets to start and list everything", Value: 60 * time.Second},
 				},
-				Action: c.action(func(ctx *cli.Context) (int, error) {
-					argv, err := c.argv(ctx)
-					if err != nil {
-						return 2, err
-					}
-					return pincmd.Run(pincmd.Options{Argv: argv, Policy: ctx.String("policy"), Lock: ctx.String("lock"),
-						Diff: ctx.Bool("diff"), Timeout: ctx.Duration("timeout"), Stdout: c.stdout, Stderr: c.stderr})
-				}),
+				Action: c.action(c.pin),
 			},
 			{
 				Name:  "version",
@@ -325,9 +313,11 @@ func (c *command) wrapCommand(name, usage string, guard bool) *cli.Command {
 				o.Policies.Shipped = policies.FS
 				if ctx.Bool("init") {
 					o.Policies.Init = func(argv []string, out string) error {
-						_, err := starter.Init(context.Background(), starter.InitOptions{Argv: argv, Out: out,
-							Timeout: ctx.Duration("timeout"), Version: version}, io.Discard, c.stderr)
-						return err
+						text, _, err := c.starterPolicy(argv, ctx.Duration("timeout"))
+						if err != nil {
+							return fmt.Errorf("init: %w", err)
+						}
+						return os.WriteFile(out, text, 0o644)
 					}
 				}
 			} else if ctx.Bool("init") {
@@ -651,9 +641,11 @@ func (c *command) check(ctx *cli.Context) (int, error) {
 			return 2, err
 		}
 	case len(c.serverArgv) > 0:
-		lctx, cancel := context.WithTimeout(context.Background(), ctx.Duration("timeout"))
-		defer cancel()
-		if tools, err = starter.ListTools(lctx, c.serverArgv, c.stderr, version); err != nil {
+		l, err := c.listServer(c.serverArgv, ctx.Duration("timeout"), false)
+		if err == nil {
+			tools, err = l.Tools()
+		}
+		if err != nil {
 			return 1, fmt.Errorf("check: listing the server's tools: %w", err)
 		}
 	}
@@ -677,6 +669,159 @@ func (c *command) check(ctx *cli.Context) (int, error) {
 		fmt.Fprintf(c.stdout, "%s: ok\n", path)
 	}
 	return status, nil
+}
+
+// initCmd is `mcpguard init`: it starts the server, lists its tools,
+// stops it, and writes a starter policy (audit mode, unknown tools
+// denied) that is sure to load. The status is 1 when the server or the
+// policy fails.
+func (c *command) initCmd(ctx *cli.Context) (int, error) {
+	argv, err := c.argv(ctx)
+	if err != nil {
+		return 2, err
+	}
+	if len(argv) == 0 {
+		return 2, errors.New("no server command: mcpguard init [--out FILE] -- COMMAND [ARGS...]")
+	}
+	out := ctx.String("out")
+	if out != "" && !ctx.Bool("force") {
+		if _, err := os.Stat(out); err == nil {
+			return 2, fmt.Errorf("%s exists; pass --force to overwrite it", out)
+		}
+	}
+	text, tools, err := c.starterPolicy(argv, ctx.Duration("timeout"))
+	if err != nil {
+		return 1, fmt.Errorf("init: %w", err)
+	}
+	if path := ctx.String("save-tools-list"); path != "" {
+		if err := os.WriteFile(path, append(tools, '\n'), 0o644); err != nil {
+			return 1, fmt.Errorf("init: --save-tools-list: %w", err)
+		}
+	}
+	where := "stdout"
+	if out == "" {
+		_, err = c.stdout.Write(text)
+	} else {
+		where = out
+		err = os.WriteFile(out, text, 0o644)
+	}
+	if err != nil {
+		return 1, fmt.Errorf("init: %w", err)
+	}
+	fmt.Fprintf(c.stderr, "mcpguard: starter policy written to %s (mode: audit); review it, try calls with `mcpguard eval`, then switch to enforce\n", where)
+	return 0, nil
+}
+
+// starterPolicy lists the server's tools, reports their lint findings,
+// and returns the tools/list result with the starter policy written for
+// it, rooted at the server's directories (policy.ServerDirs, as
+// path_scope reads them).
+func (c *command) starterPolicy(argv []string, timeout time.Duration) (text, tools []byte, err error) {
+	l, err := c.listServer(argv, timeout, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tools, err = l.Tools(); err != nil {
+		return nil, nil, err
+	}
+	for _, r := range lint.Listed(tools, "tools", "name") {
+		fmt.Fprintf(c.stderr, "mcpguard: lint: tool %s: %s\n", strconv.Quote(canon.FreeText(r.Name, 128)), lint.Join(r.Findings))
+	}
+	if text, err = starter.Generate(tools, argv, starter.Options{Roots: policy.ServerDirs(argv).Abs(), Date: time.Now()}); err != nil {
+		return nil, nil, err
+	}
+	// The promise is a policy that passes `mcpguard check`; hold ourselves
+	// to it before anyone relies on the file.
+	if _, err := policy.Load("starter policy", text, lookupWithPWD); err != nil {
+		return nil, nil, fmt.Errorf("the starter policy does not load (a bug in mcpguard):\n%w", err)
+	}
+	return text, tools, nil
+}
+
+// lookupWithPWD is os.LookupEnv, with PWD falling back to the working
+// directory: the starter's default root is ${PWD}.
+func lookupWithPWD(name string) (string, bool) {
+	if v, ok := os.LookupEnv(name); ok || name != "PWD" {
+		return v, ok
+	}
+	wd, err := os.Getwd()
+	return wd, err == nil
+}
+
+// pin is `mcpguard pin`: it lists everything the server shows the model
+// and writes the lock file of it, or with --diff prints what changed
+// since the lock, field by field, in canonical form (safe to print). The
+// status is 1 when --diff finds a change or the server cannot be listed,
+// 2 for a lock file that is not named or does not load.
+func (c *command) pin(ctx *cli.Context) (int, error) {
+	argv, err := c.argv(ctx)
+	if err != nil {
+		return 2, err
+	}
+	if len(argv) == 0 {
+		return 2, errors.New("no server command: mcpguard pin [--policy FILE] -- COMMAND [ARGS...]")
+	}
+	lock, diff := ctx.String("lock"), ctx.Bool("diff")
+	if path := ctx.String("policy"); lock == "" && path != "" {
+		pol, err := policy.LoadFileWithoutLock(path)
+		if err != nil {
+			return 2, err
+		}
+		if lock = pol.Pins; lock == "" {
+			return 2, fmt.Errorf("%s has no pins: entry; add `pins: NAME.lock.yaml` to it, or pass --lock FILE", path)
+		}
+	}
+	if lock == "" {
+		return 2, errors.New("no lock file: pass --policy FILE (with pins:) or --lock FILE")
+	}
+	old, err := pins.ReadLock(lock)
+	if err != nil && (diff || !errors.Is(err, pins.ErrNoLock)) {
+		return 2, err
+	}
+	l, err := c.listServer(argv, ctx.Duration("timeout"), true)
+	if err != nil {
+		return 1, err
+	}
+	cur, lints, err := pins.Snapshot(l.Initialize, l.Pages)
+	if err != nil {
+		return 1, err
+	}
+	for _, f := range lints {
+		fmt.Fprintf(c.stderr, "mcpguard: %s\n", f)
+	}
+	var changes pins.Changes
+	if old != nil {
+		changes = pins.Diff(old, cur)
+	}
+	switch {
+	case diff && len(changes) > 0:
+		fmt.Fprint(c.stdout, changes)
+		return 1, nil
+	case diff:
+		fmt.Fprintf(c.stderr, "mcpguard: the server matches %s\n", lock)
+		return 0, nil
+	case old != nil && len(changes) == 0:
+		fmt.Fprintf(c.stderr, "mcpguard: %s is up to date (%s)\n", lock, cur.Summary())
+		return 0, nil
+	}
+	fmt.Fprint(c.stderr, changes)
+	if err := cur.WriteFile(lock); err != nil {
+		return 1, err
+	}
+	fmt.Fprintf(c.stderr, "mcpguard: pinned %s in %s\n", cur.Summary(), lock)
+	return 0, nil
+}
+
+// listServer starts the server and lists what it shows the model (with
+// all, its prompts and resources too); timeout bounds the whole of it.
+func (c *command) listServer(argv []string, timeout time.Duration, all bool) (*listing.Listing, error) {
+	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	return listing.List(ctx, argv, listing.Options{All: all, Stderr: c.stderr, Version: version})
 }
 
 // readInput reads a whole message from a file, or stdin for "" and "-".

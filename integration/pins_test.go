@@ -396,9 +396,11 @@ func TestPinsUnchangedByteForByte(t *testing.T) {
 }
 
 // TestPinsEverything: the real server-everything announces tools by what
-// the client can do (sampling, elicitation, roots). Pinned with one
-// client, the tools another client makes it show are not in the lock:
-// withheld and refused; the pinned ones are relayed and work.
+// the client can do (sampling, elicitation, roots). mcpguard pin
+// announces all of it, so its lock holds every tool a client can make the
+// server show. A tool the lock lacks (dropped from it here, as a tool the
+// server gains after pinning would be) is withheld and refused; the
+// pinned ones are relayed and work.
 func TestPinsEverything(t *testing.T) {
 	server := npmServer(t, "mcp-server-everything")
 	dir := t.TempDir()
@@ -413,20 +415,27 @@ func TestPinsEverything(t *testing.T) {
 	}
 	lock, _ := os.ReadFile(lockFile)
 	direct := listAll(t, connectDirect(t, server))
+	for _, name := range direct.tools {
+		if !strings.Contains(string(lock), "\n  "+name+":\n") {
+			t.Errorf("the lock lacks %s, which the test client makes server-everything show", name)
+		}
+	}
+	unpinned := []string{"get-roots-list"}
+	if !slices.Contains(direct.tools, unpinned[0]) {
+		t.Fatalf("server-everything shows no %s to the test client: %v", unpinned[0], direct.tools)
+	}
+	if err := os.WriteFile(lockFile, dropLockItem(t, lock, unpinned[0]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, status := runGuardCmd(t, "pin", "--diff", "--lock", lockFile, "--", server); status != 1 ||
+		!strings.Contains(out, `tool "`+unpinned[0]+`": new (not in the lock)`) {
+		t.Errorf("pin --diff after dropping %s: status %d\n%s", unpinned[0], status, out)
+	}
 	for _, mode := range []string{"enforce", "audit"} {
 		t.Run(mode, func(t *testing.T) {
 			logFile := filepath.Join(t.TempDir(), "mcpguard.log")
 			cs := connectGuarded(t, &guardOpts{Policy: policyFile, Log: logFile, Args: []string{"--mode", mode}}, server)
 			guarded := listAll(t, cs)
-			var unpinned []string
-			for _, name := range direct.tools {
-				if !strings.Contains(string(lock), "\n  "+name+":\n") {
-					unpinned = append(unpinned, name)
-				}
-			}
-			if len(unpinned) == 0 {
-				t.Fatalf("the test client made server-everything show no tool beyond the pinned ones: %v", direct.tools)
-			}
 			want := without(direct.tools, unpinned...)
 			if mode == "audit" {
 				want = direct.tools
@@ -459,6 +468,30 @@ func TestPinsEverything(t *testing.T) {
 			t.Errorf("baseline changed the lists:\nguarded %+v\ndirect  %+v", guarded, direct)
 		}
 	})
+}
+
+// dropLockItem removes the item name (a plain YAML key) from the text
+// of a lock file, as if it had never been pinned.
+func dropLockItem(t *testing.T, lock []byte, name string) []byte {
+	t.Helper()
+	var out []string
+	dropping, dropped := false, false
+	for _, line := range strings.SplitAfter(string(lock), "\n") {
+		if line == "  "+name+":\n" {
+			dropping, dropped = true, true
+			continue
+		}
+		if dropping && !strings.HasPrefix(line, "   ") {
+			dropping = false
+		}
+		if !dropping {
+			out = append(out, line)
+		}
+	}
+	if !dropped {
+		t.Fatalf("the lock has no item %s", name)
+	}
+	return []byte(strings.Join(out, ""))
 }
 
 // pinsClientOut is what pinsclient.mjs printed.
