@@ -8,7 +8,7 @@ import (
 
 // The generator guesses what a field holds from its member name (and, for
 // paths, from its schema description). The guesses are deliberately
-// simple and documented in docs/policies.md, so that a person reviewing a
+// simple and documented in policies/README.md, so that a person reviewing a
 // starter policy can predict it.
 
 // pathNames are normalised member names (lower case, without _ and -) of

@@ -279,7 +279,7 @@ func writeHeader(w *writer, argv []string, opts Options, n int) {
 	w.line(fmt.Sprintf("# The server announced %d tools. Review every rule and every REVIEW", n))
 	w.line("# mark, validate with `mcpguard check`, try calls with `mcpguard eval`, run")
 	w.line("# in audit mode and read the log (`mcpguard tail`), then switch mode to")
-	w.line("# enforce. Reference: docs/policies.md.")
+	w.line("# enforce. Reference: policies/README.md in the mcpguard source.")
 	w.line("version: 1")
 	w.line("server: " + quote(ServerName(argv)))
 	w.line("# audit: rejections are only logged and the calls are forwarded. Switch")
@@ -392,7 +392,7 @@ func writeIngress(w *writer, plans []*toolPlan, roots []string) {
 	}
 	if len(rules) == 0 && len(skipped) == 0 {
 		w.line("# No field of any tool looked like a path, a command line or an identifier;")
-		w.line("# add ingress rules by hand (docs/policies.md).")
+		w.line("# add ingress rules by hand (policies/README.md in the mcpguard source).")
 		return
 	}
 	w.line("ingress:")
