@@ -4,9 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 func TestJudgeServerRequestBaseline(t *testing.T) {
@@ -134,4 +136,45 @@ func TestFormSecretAskFalsePositives(t *testing.T) {
 	if d := s.JudgeServerRequest("elicitation/create", jsontext.Value(params)); d.Action != RequestAllowed {
 		t.Errorf("an ordinary form refused: %s", d.Reason)
 	}
+}
+
+// FuzzInputRequests: whatever a result's inputRequests hold, judging them
+// never panics, and an entry whose key or method text would change, or
+// whose method is not one inputRequests may carry, is refused: never
+// cleaned into a valid request.
+func FuzzInputRequests(f *testing.F) {
+	for _, seed := range [][3]string{
+		{"r1", "roots/list", `{}`},
+		{"r1", "roots/li\u200bst", `{}`},
+		{"r\u202e1", "sampling/createMessage", `{"messages":[]}`},
+		{"r1", "elicitation/create\x1b[8m", `{}`},
+		{"r1", "elicitation/create", `{"mode":"url","url":"http://169.254.169.254/"}`},
+		{"r1", "elicitation/create", `{"mode":"url","url":"http://[::ffff:127.0.0.1]/"}`},
+		{"r1", "elicitation/create", `{"requestedSchema":{"properties":{"pw":{"type":"string","title":"Password"}}}}`},
+		{"r1", "tools/call", `{"name":"x"}`},
+		{"", "ROOTS/LIST", `null`},
+	} {
+		f.Add(seed[0], seed[1], seed[2])
+	}
+	s := Baseline().NewSession()
+	f.Fuzz(func(t *testing.T, key, method, params string) {
+		if !jsontext.Value(params).IsValid() {
+			params = `{}`
+		}
+		entry, err := json.Marshal(map[string]any{"resultType": "input_required",
+			"inputRequests": map[string]any{key: map[string]any{"method": method, "params": jsontext.Value(params)}}})
+		if err != nil {
+			return // invalid UTF-8: strict parsing refuses it before egress
+		}
+		var refused bool
+		s.OnServerRequest = func(d ServerRequestDecision) { refused = refused || d.Refused() }
+		reason := s.inputRequests(entry)
+		if (reason != "") != refused {
+			t.Fatalf("reason %q but refused=%v", reason, refused)
+		}
+		_, known := serverRequestKind(method, jsontext.Value(params))
+		if (canon.Visible(key) != key || !plainMethod(method) || !known) && reason == "" {
+			t.Fatalf("key %q method %q relayed", key, method)
+		}
+	})
 }
