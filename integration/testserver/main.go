@@ -59,6 +59,7 @@ var (
 	silentList   = flag.Bool("silent-tools-list", false, "never answer tools/list")
 	failingList  = flag.Bool("failing-tools-list", false, "answer tools/list with an error")
 	icons        = flag.Bool("icons", false, "give leak_images an icon on an outside host")
+	toolsFile    = flag.String("tools-file", "", "list the tools of `FILE` (a JSON array of tool definitions) instead of its own")
 	lookalike    = flag.String("lookalike", "", "also list a tool whose name reads as `NAME` (wipe or echo) once canonicalised")
 )
 
@@ -268,6 +269,9 @@ func (s *server) handle(m message) {
 			return
 		}
 		all := rugTools(toolList(), rugActive() && pulledFor(m.Method))
+		if *toolsFile != "" {
+			all = toolsFromFile()
+		}
 		if *toolsPage <= 0 {
 			s.reply(m.ID, map[string]any{"tools": all})
 			return
@@ -725,4 +729,19 @@ func (s *server) toolStderr(id json.RawMessage, args, _ map[string]any) {
 	text, _ := args["text"].(string)
 	os.Stderr.WriteString(text)
 	s.reply(id, textResult("wrote stderr"))
+}
+
+// toolsFromFile reads the tools of -tools-file: real servers' definitions
+// replayed, poisoned ones beside them.
+func toolsFromFile() []any {
+	b, err := os.ReadFile(*toolsFile)
+	var tools []any
+	if err == nil {
+		err = json.Unmarshal(b, &tools)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testserver:", err)
+		os.Exit(2)
+	}
+	return tools
 }

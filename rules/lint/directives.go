@@ -3,6 +3,7 @@ package lint
 import (
 	"regexp"
 	"regexp/syntax"
+	"strings"
 	"unicode"
 )
 
@@ -189,10 +190,12 @@ var (
 // a native one only when the text has letters of its scripts. Matching
 // stays linear and cheap on text that holds no directive.
 type compiled struct {
-	rule    string
-	re      *regexp.Regexp
-	anchors []string // Latin: word prefixes; none: the pattern always runs
-	scripts uint8    // native: the scripts its literals are written in
+	rule     string
+	re       *regexp.Regexp
+	anchored *regexp.Regexp // re, matched only at the start of its input
+	anchors  []string       // Latin: word prefixes; none: the pattern always runs
+	scripts  uint8          // native: the scripts its literals are written in
+	gate     []string       // markers: literals one of which the text must hold
 }
 
 func compile(set map[string][]string, window, flags string, native bool) []compiled {
@@ -200,6 +203,9 @@ func compile(set map[string][]string, window, flags string, native bool) []compi
 	for _, rule := range Rules() {
 		for _, p := range set[rule] {
 			expr := windowRef.ReplaceAllString(p, window+"$1")
+			if native {
+				expr = strings.ToLower(expr) // the native reading is lower case
+			}
 			tree, err := syntax.Parse(flags+expr, syntax.Perl)
 			if err != nil {
 				panic(rule + ": " + err.Error())
@@ -212,8 +218,10 @@ func compile(set map[string][]string, window, flags string, native bool) []compi
 				c := compiled{rule: rule, re: regexp.MustCompile(alt.String())}
 				if native {
 					c.scripts = scriptsOf(alt.String())
+					c.anchors, _ = anchorsOf(alt, true)
 				} else if as, ok := anchorsOf(alt, false); ok {
 					c.anchors = as
+					c.anchored = regexp.MustCompile(`^(?:` + alt.String() + `)`)
 				}
 				out = append(out, c)
 			}
@@ -292,7 +300,7 @@ func scriptsOf(s string) uint8 {
 
 var (
 	latinDirectives  = compile(latin, latinWindow, "", false)
-	nativeDirectives = compile(native, nativeWindow, "(?i)", true)
+	nativeDirectives = compile(native, nativeWindow, "", true)
 	// latinIndex maps each anchor to the Latin patterns it opens.
 	latinIndex, latinAlways = index(latinDirectives)
 )

@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -76,10 +77,12 @@ func (r *reading) addText(field, text string, ctx Context, decoded bool) {
 		n = skeleton.Cyrillic(n)
 	}
 	r.scripts |= scripts
-	r.native.WriteString(n)
-	r.native.WriteByte(' ')
+	// Latin before lower case: an upper-case look-alike may have a
+	// prototype its lower case lacks (Cyrillic В reads B, в reads nothing).
 	r.latin.WriteString(skeleton.Latin(n))
 	r.latin.WriteByte(' ')
+	r.native.WriteString(strings.ToLower(n))
+	r.native.WriteByte(' ')
 	r.segs = append(r.segs, segment{field: field, ctx: ctx, decoded: decoded, latinEnd: r.latin.Len(), nativeEnd: r.native.Len()})
 }
 
@@ -156,16 +159,22 @@ func (r *reading) findings(add func(rule, field string)) {
 	matchLatin(latin, func(rule string, at int) { found(rule, at, true) })
 	native := r.native.String()
 	for _, p := range nativeDirectives {
-		if p.scripts&r.scripts == 0 {
+		if p.scripts&r.scripts == 0 || (len(p.anchors) > 0 && !slices.ContainsFunc(p.anchors, func(a string) bool { return strings.Contains(native, a) })) {
 			continue
 		}
 		for _, m := range p.re.FindAllStringIndex(native, 8) {
 			found(p.rule, m[0], false)
 		}
 	}
+	for _, at := range longRuns(latin, 120) {
+		found(RuleEncodedBlob, at, true)
+	}
 	for _, p := range markers {
-		for _, m := range p.re.FindAllStringIndex(native, 8) {
-			found(p.rule, m[0], false)
+		if !slices.ContainsFunc(p.gate, func(g string) bool { return strings.Contains(latin, g) }) {
+			continue
+		}
+		for _, m := range p.re.FindAllStringIndex(latin, 8) {
+			found(p.rule, m[0], true)
 		}
 	}
 }
@@ -179,41 +188,47 @@ func matchLatin(text string, found func(rule string, at int)) {
 			found(latinDirectives[i].rule, m[0])
 		}
 	}
-	run := make([]bool, len(latinDirectives))
+	tried := make([]bool, len(latinDirectives))
 	var todo []int
 	start := 0
 	for start < len(text) {
 		end := sentenceEnd(text, start)
-		sentence := text[start:end]
-		todo = todo[:0]
-		for w := 0; w < len(sentence); {
-			if !wordByte(sentence[w]) {
+		for w := start; w < end; {
+			if !wordByte(text[w]) {
 				w++
 				continue
 			}
 			e := w
-			for e < len(sentence) && wordByte(sentence[e]) {
+			for e < end && wordByte(text[e]) {
 				e++
 			}
+			// Each pattern an anchor opens here is tried once, from
+			// here, on at most maxSpan bytes of the sentence.
+			todo = todo[:0]
 			for k := w + 1; k <= e && k-w <= maxAnchor; k++ {
-				for _, i := range latinIndex[sentence[w:k]] {
-					if !run[i] {
-						run[i] = true
+				for _, i := range latinIndex[text[w:k]] {
+					if !tried[i] {
+						tried[i] = true
 						todo = append(todo, i)
 					}
 				}
 			}
-			w = e
-		}
-		for _, i := range todo {
-			run[i] = false
-			if m := latinDirectives[i].re.FindStringIndex(sentence); m != nil {
-				found(latinDirectives[i].rule, start+m[0])
+			span := text[w:min(end, w+maxSpan)]
+			for _, i := range todo {
+				tried[i] = false
+				if latinDirectives[i].anchored.MatchString(span) {
+					found(latinDirectives[i].rule, w)
+				}
 			}
+			w = e
 		}
 		start = end
 	}
 }
+
+// maxSpan bounds the bytes a Latin match may span from its first word:
+// the longest pattern, with its windows full, is under 300 characters.
+const maxSpan = 1024
 
 // sentenceEnd is the end of the sentence that starts at i: after a
 // period, "!", "?" or ";" followed by a space, or the end of text.
@@ -244,4 +259,23 @@ func applies(rule string, ctx Context) bool {
 		return rule != RuleURL
 	}
 	return true
+}
+
+// longRuns returns where each run of at least n base64 characters starts
+// (a long encoded blob: data a reader cannot read and a model decodes).
+func longRuns(s string, n int) []int {
+	var out []int
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' {
+			run++
+			if run == n && len(out) < 8 {
+				out = append(out, i+1-n)
+			}
+			continue
+		}
+		run = 0
+	}
+	return out
 }
