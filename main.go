@@ -713,9 +713,7 @@ func (c *command) initCmd(ctx *cli.Context) (int, error) {
 }
 
 // starterPolicy lists the server's tools, reports their lint findings,
-// and returns the tools/list result with the starter policy written for
-// it, rooted at the server's directories (policy.ServerDirs, as
-// path_scope reads them).
+// and returns the tools/list result with the starter policy for it.
 func (c *command) starterPolicy(argv []string, timeout time.Duration) (text, tools []byte, err error) {
 	l, err := c.listServer(argv, timeout, false)
 	if err != nil {
@@ -727,15 +725,26 @@ func (c *command) starterPolicy(argv []string, timeout time.Duration) (text, too
 	for _, r := range lint.Listed(tools, "tools", "name") {
 		fmt.Fprintf(c.stderr, "mcpguard: lint: tool %s: %s\n", strconv.Quote(canon.FreeText(r.Name, 128)), lint.Join(r.Findings))
 	}
-	if text, err = starter.Generate(tools, argv, starter.Options{Roots: policy.ServerDirs(argv).Abs(), Date: time.Now()}); err != nil {
+	if text, err = starterFor(tools, argv); err != nil {
 		return nil, nil, err
+	}
+	return text, tools, nil
+}
+
+// starterFor is the starter policy for a server's tools/list result,
+// rooted at the server's directories (policy.ServerDirs, as path_scope
+// reads them), and checked to load.
+func starterFor(tools []byte, argv []string) ([]byte, error) {
+	text, err := starter.Generate(tools, argv, starter.Options{Roots: policy.ServerDirs(argv).Abs(), Date: time.Now()})
+	if err != nil {
+		return nil, err
 	}
 	// The promise is a policy that passes `mcpguard check`; hold ourselves
 	// to it before anyone relies on the file.
 	if _, err := policy.Load("starter policy", text, lookupWithPWD); err != nil {
-		return nil, nil, fmt.Errorf("the starter policy does not load (a bug in mcpguard):\n%w", err)
+		return nil, fmt.Errorf("the starter policy does not load (a bug in mcpguard):\n%w", err)
 	}
-	return text, tools, nil
+	return text, nil
 }
 
 // lookupWithPWD is os.LookupEnv, with PWD falling back to the working

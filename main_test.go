@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/mcpguard/mcpguard/policy"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (status int, stdout, stderr string) {
@@ -379,4 +384,81 @@ func truncate(s string) string {
 		return s[:600] + "..."
 	}
 	return s
+}
+
+// TestServerDirsAgree: the roots init proposes, the roots wrap
+// --policy-dir writes into a copied policy and the directories path_scope
+// reads relative paths against are one reading of the server's argv. For
+// an argv with every kind of word that looks like a directory, both
+// policies are rooted at exactly policy.ServerDirs, and neither warns at
+// start that the server was given a directory no root covers.
+func TestServerDirsAgree(t *testing.T) {
+	cwd, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(cwd)
+	abs, flagged := filepath.Join(cwd, "abs"), filepath.Join(cwd, "flagged")
+	for _, d := range []string{abs, flagged, "rel/dir", "server", "@scope/pkg", "${workspaceFolder}"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	argv := []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", abs, abs + "/", "rel/dir", ".",
+		"--root=" + flagged, "server", "@scope/pkg", "~", "${workspaceFolder}", "/does/not/exist"}
+	want := []string{abs, filepath.Join(cwd, "rel/dir"), cwd, flagged}
+	if got := policy.ServerDirs(argv).Abs(); !slices.Equal(got, want) {
+		t.Fatalf("ServerDirs = %q, want %q", got, want)
+	}
+
+	tools := []byte(`{"tools":[{"name":"read_file","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`)
+	initText, err := starterFor(tools, argv)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	home := t.TempDir()
+	entry, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fs": map[string]any{"command": argv[0], "args": argv[1:]}}})
+	if err := os.MkdirAll(filepath.Join(home, ".cursor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".cursor", "mcp.json"), entry, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, "policies")
+	if status, stdout, stderr := runCLI(t, "", "wrap", "--home", home, "--client", "cursor", "--policy-dir", dir, "--command", "/usr/local/bin/mcpguard"); status != 0 {
+		t.Fatalf("wrap: status %d\n%s%s", status, stdout, stderr)
+	}
+	wrapText, err := os.ReadFile(filepath.Join(dir, "cursor-fs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for name, text := range map[string][]byte{"init": initText, "wrap": wrapText} {
+		var doc struct {
+			Ingress []struct {
+				Check string   `yaml:"check"`
+				Roots []string `yaml:"roots"`
+			} `yaml:"ingress"`
+		}
+		if err := yaml.Unmarshal(text, &doc); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var roots [][]string
+		for _, r := range doc.Ingress {
+			if r.Check == "path_scope" {
+				roots = append(roots, r.Roots)
+			}
+		}
+		if len(roots) != 1 || !slices.Equal(roots[0], want) {
+			t.Errorf("%s's path_scope roots: %q, want [%q]\n%s", name, roots, want, text)
+		}
+		p, err := policy.Load(name+".yaml", text, lookupWithPWD)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if w := p.RootWarnings(argv); len(w) != 0 {
+			t.Errorf("%s's policy warns at start:\n%s", name, strings.Join(w, "\n"))
+		}
+	}
 }
