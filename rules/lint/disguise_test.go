@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
-	"github.com/goccy/go-yaml"
 )
 
 // directive is one entry of testdata/directives.yaml.
@@ -22,17 +20,7 @@ type directive struct {
 	Text string `yaml:"text"`
 }
 
-func loadDirectives(t testing.TB) []directive {
-	b, err := os.ReadFile("testdata/directives.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ds []directive
-	if err := yaml.Unmarshal(b, &ds); err != nil {
-		t.Fatal(err)
-	}
-	return ds
-}
+func loadDirectives(t testing.TB) []directive { return loadYAML[directive](t, "directives.yaml") }
 
 // A disguise hides a directive in a tool definition the way published
 // attacks do; ok is false where it does not apply to the language.

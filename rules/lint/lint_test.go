@@ -18,15 +18,21 @@ type poisonedCase struct {
 	Want   []string `yaml:"want"`
 }
 
-func loadPoisoned(t testing.TB) []poisonedCase {
-	b, err := os.ReadFile("testdata/poisoned.yaml")
+// loadYAML reads a list of cases from testdata.
+func loadYAML[T any](t testing.TB, name string) []T {
+	b, err := os.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cases []poisonedCase
+	var cases []T
 	if err := yaml.Unmarshal(b, &cases); err != nil {
 		t.Fatal(err)
 	}
+	return cases
+}
+
+func loadPoisoned(t testing.TB) []poisonedCase {
+	cases := loadYAML[poisonedCase](t, "poisoned.yaml")
 	for i := range cases {
 		if cases[i].Repeat > 0 {
 			cases[i].Item = strings.Replace(cases[i].Item, "REPEAT", strings.Repeat("a", cases[i].Repeat), 1)
