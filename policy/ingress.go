@@ -75,6 +75,8 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 		}
 	case m.Method == "completion/complete":
 		rej = s.checkCompletion(m, extra)
+	case m.Method == "subscriptions/listen":
+		rej = s.checkListen(m, extra)
 	default:
 		return Verdict{}
 	}
@@ -420,6 +422,33 @@ func uriMethod(method string) bool {
 		return true
 	}
 	return false
+}
+
+// checkListen judges a subscriptions/listen request (2026-07-28), which
+// replaces resources/subscribe: each URI of its
+// notifications.resourceSubscriptions is judged as the uri of a
+// resources/subscribe would be (pins, the rules that name
+// resources/subscribe, the secrets check).
+func (s *Session) checkListen(m *message.Message, extra []string) *message.Rejection {
+	var p struct {
+		Notifications struct {
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
+		} `json:"notifications"`
+	}
+	if err := unmarshalLoose(m.Params, &p); err != nil {
+		return &message.Rejection{ErrorCode: message.CodeMalformed,
+			Error: "rejected MCP input: subscriptions/listen notifications cannot be decoded", Remediation: "Send notifications.resourceSubscriptions as an array of strings."}
+	}
+	for _, uri := range p.Notifications.ResourceSubscriptions {
+		if rej := s.checkPin(pins.Resource, uri); rej != nil {
+			return rej
+		}
+		args, _ := json.Marshal(map[string]string{"uri": uri})
+		if rej := s.checkRules("resources/subscribe", "", args, false, extra); rej != nil {
+			return rej
+		}
+	}
+	return nil
 }
 
 // checkCompletion judges a completion/complete request: the value being

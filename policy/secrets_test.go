@@ -303,3 +303,23 @@ func TestDeniedToolNameVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestListenSecrets: subscriptions/listen (2026-07-28) names resource URIs
+// as resources/subscribe did; they are judged the same way.
+func TestListenSecrets(t *testing.T) {
+	p := loadWithEnv(t, "version: 1\ningress:\n  - methods: [resources/subscribe]\n    fields: [uri]\n    check: path_scope\n    roots: [/srv]\n")
+	for uri, want := range map[string]Outcome{
+		"file:///srv/a.txt":                Allowed,
+		"file:///etc/passwd":               Rejected,
+		"file:///srv/" + testToken + ".md": Rejected,
+	} {
+		line := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{},"notifications":{"toolsListChanged":true,"resourceSubscriptions":["file:///srv/b.txt","` + uri + `"]}}}`
+		if ev := p.Evaluate([]byte(line), nil); ev.Verdict != want {
+			t.Errorf("%s: got %s %s %s, want %s", uri, ev.Verdict, ev.ErrorCode, ev.Error, want)
+		}
+	}
+	bad := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{},"notifications":{"resourceSubscriptions":[1]}}}`
+	if ev := p.Evaluate([]byte(bad), nil); ev.Verdict != Rejected {
+		t.Errorf("a URI that is not a string: %s", ev.Verdict)
+	}
+}

@@ -13,6 +13,7 @@ const (
 	whySampling = "server_requests.sampling decides (allow, deny, audit); the messages and system prompt are linted (refused under lint: enforce) and cleaned like results"
 	whyElicit   = "server_requests.elicitation_form / elicitation_url decide; a URL the url check refuses (private, loopback, link-local, metadata addresses, look-alike hosts) or a string field asking for a credential is refused; strings are cleaned"
 	whyField    = "a form field of an elicitation: judged for a credential ask (string fields) with the request; cleaned"
+	whyListen   = "each URI of notifications.resourceSubscriptions is judged as a resources/subscribe uri (pins, rules with methods: [resources/subscribe], the secrets check); the rest are booleans and _meta"
 	whyReqID    = "JSON-RPC routing of the server's request: one that text would change is refused, never cleaned into another id"
 )
 
@@ -74,9 +75,9 @@ var Table = []Entry{
 	{ToServer, "GetTaskRequest", Exempt, whyTaskID},
 	{ToServer, "GetTaskPayloadRequest", Exempt, whyTaskID},
 	{ToServer, "CancelTaskRequest", Exempt, whyTaskID},
-	{ToServer, "SubscriptionsListenRequest", Exempt, "which notifications the client wants; the resource URIs it names are ones the client read through resources/read, which is judged"},
-	{ToServer, "SubscriptionsListenRequestParams", Exempt, "which notifications the client wants; the resource URIs it names are ones the client read through resources/read, which is judged"},
-	{ToServer, "SubscriptionFilter", Exempt, "which notifications the client wants; the resource URIs it names are ones the client read through resources/read, which is judged"},
+	{ToServer, "SubscriptionsListenRequest", Judged, whyListen},
+	{ToServer, "SubscriptionsListenRequestParams", Judged, whyListen},
+	{ToServer, "SubscriptionFilter", Judged, whyListen},
 	{ToServer, "RequestParams", Exempt, whyMeta},
 	{ToServer, "RequestMetaObject", Exempt, whyMeta},
 	{ToServer, "NotificationParams", Exempt, whyMeta},
