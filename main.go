@@ -4,7 +4,10 @@
 // decision. See README.md.
 //
 // This file only wires the command line (urfave/cli) to the packages that
-// do the work; each command returns its exit status.
+// do the work: the libraries return values (reports, verdicts, locks,
+// errors), and each command body here reads its flags, calls them, writes
+// what they return to stdout or stderr, and returns its exit status. The
+// bodies follow app() in the order of its commands.
 package main
 
 import (
@@ -213,13 +216,7 @@ func (c *command) app() *cli.App {
 					&cli.StringFlag{Name: "color", Usage: "`WHEN` to colour: auto (a terminal, and NO_COLOR unset), always, never", Value: "auto"},
 					utcFlag,
 				},
-				Action: c.action(func(ctx *cli.Context) (int, error) {
-					path, err := logArg(ctx)
-					if err != nil {
-						return 2, err
-					}
-					return c.tail(ctx, path)
-				}),
+				Action: c.action(c.tail),
 			},
 			{
 				Name:        "stats",
@@ -232,13 +229,7 @@ func (c *command) app() *cli.App {
 					&cli.BoolFlag{Name: "json", Usage: "write one JSON object"},
 					utcFlag,
 				},
-				Action: c.action(func(ctx *cli.Context) (int, error) {
-					path, err := logArg(ctx)
-					if err != nil {
-						return 2, err
-					}
-					return c.stats(ctx, path)
-				}),
+				Action: c.action(c.stats),
 			},
 			c.wrapCommand("wrap", "put mcpguard in front of every stdio server in every agent config", true),
 			c.wrapCommand("unwrap", "restore every server that wrap guarded to its own command", false),
@@ -272,6 +263,399 @@ func (c *command) app() *cli.App {
 			},
 		},
 	}
+}
+
+// runRelay is `mcpguard [run]`: it relays between the agent and the
+// server, and its status is the server's.
+func (c *command) runRelay(ctx *cli.Context) (int, error) {
+	argv, err := c.argv(ctx)
+	if err != nil {
+		return 2, err
+	}
+	if len(argv) == 0 {
+		return 2, errors.New("no server command: mcpguard [run] [--policy FILE] -- COMMAND [ARGS...]")
+	}
+	pol, err := loadPolicy(ctx.String("policy"), ctx.String("mode"))
+	if err != nil {
+		return 2, err
+	}
+	maxReq, maxResp := sizeValue(ctx, "max-request-bytes"), sizeValue(ctx, "max-response-bytes")
+	if n := sizeValue(ctx, "max-message-bytes"); n > 0 {
+		maxReq, maxResp = n, n
+	}
+	if maxReq <= 0 || maxResp <= 0 {
+		return 2, errors.New("message size limits must be positive")
+	}
+	w, _, err := eventlog.Open(ctx.String("log"), c.stderr)
+	if err != nil {
+		// The agent is waiting for its server: keep serving, say why the
+		// decisions go unlogged, once (as a log that breaks later does).
+		fmt.Fprintf(c.stderr, "mcpguard: cannot open log %s: %v; decisions are not logged\n", ctx.String("log"), err)
+		w = io.Discard
+	}
+	return proxy.Run(proxy.Config{
+		Argv:             argv,
+		Policy:           pol,
+		Log:              eventlog.New(w, proxy.ServerName(pol, argv)),
+		MaxRequestBytes:  maxReq,
+		MaxResponseBytes: maxResp,
+		Grace:            durationValue(ctx, "grace"),
+		Stdin:            c.stdin,
+		Stdout:           c.stdout,
+		Stderr:           c.stderr,
+		RawStderr:        ctx.Bool("raw-stderr"),
+	}), nil
+}
+
+// loadPolicy loads the policy file (the baseline when path is empty) and
+// applies a --mode override. A bad policy is a configuration error: the
+// server is never started under a policy that did not load.
+func loadPolicy(path, mode string) (*policy.Policy, error) {
+	pol := policy.Baseline()
+	if path != "" {
+		var err error
+		if pol, err = policy.LoadFile(path); err != nil {
+			return nil, err
+		}
+	}
+	switch m := policy.Mode(mode); m {
+	case "":
+	case policy.Enforce, policy.Audit:
+		pol = pol.WithMode(m)
+	default:
+		return nil, errors.New("--mode must be enforce or audit")
+	}
+	return pol, nil
+}
+
+// check is `mcpguard check`: "PATH: ok" on stdout for each policy file
+// that loads, the errors (file:line:col) of one that does not on stderr.
+// With --tools-list FILE, or a server command after -- (started to list
+// its tools), it also warns about tool names a policy writes that the
+// server does not have. The status is 1 when any file fails to load.
+func (c *command) check(ctx *cli.Context) (int, error) {
+	paths := ctx.Args().Slice()
+	if len(paths) == 0 {
+		return 2, errors.New("check needs at least one policy file")
+	}
+	var tools []byte
+	var err error
+	switch path := ctx.String("tools-list"); {
+	case path != "" && len(c.serverArgv) > 0:
+		return 2, errors.New("check: give --tools-list FILE or a server command after --, not both")
+	case path != "":
+		if tools, err = os.ReadFile(path); err != nil {
+			return 2, err
+		}
+	case len(c.serverArgv) > 0:
+		l, err := c.listServer(c.serverArgv, ctx.Duration("timeout"), false)
+		if err == nil {
+			tools, err = l.Tools()
+		}
+		if err != nil {
+			return 1, fmt.Errorf("check: listing the server's tools: %w", err)
+		}
+	}
+	status := 0
+	for _, path := range paths {
+		p, err := policy.LoadFile(path)
+		if err != nil {
+			fmt.Fprintln(c.stderr, err)
+			status = 1
+			continue
+		}
+		if tools != nil {
+			warnings, err := p.ToolNameWarnings(tools)
+			if err != nil {
+				return 2, fmt.Errorf("--tools-list: not a tools/list result: %v", err)
+			}
+			for _, w := range warnings {
+				fmt.Fprintf(c.stderr, "%s: warning: %s\n", path, w)
+			}
+		}
+		fmt.Fprintf(c.stdout, "%s: ok\n", path)
+	}
+	return status, nil
+}
+
+// eval is `mcpguard eval`.
+func (c *command) eval(ctx *cli.Context) (int, error) {
+	pol, err := loadPolicy(ctx.String("policy"), ctx.String("mode"))
+	if err != nil {
+		return 2, err
+	}
+	msg, err := readInput(ctx.Args().First(), c.stdin)
+	if err != nil {
+		return 2, err
+	}
+	var tools []byte
+	if path := ctx.String("tools-list"); path != "" {
+		if tools, err = os.ReadFile(path); err != nil {
+			return 2, err
+		}
+	}
+	ev := pol.Evaluate(msg, tools)
+	out, err := json.Marshal(ev, jsontext.Multiline(true))
+	if err != nil {
+		return 1, err
+	}
+	if _, err := fmt.Fprintf(c.stdout, "%s\n", out); err != nil {
+		return 1, err
+	}
+	// A verdict only logged in audit mode still fails: a script checking
+	// a policy must not pass because the policy is in audit.
+	if ev.Verdict == policy.Rejected || ev.Verdict == policy.Audited {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// readInput reads a whole message from a file, or stdin for "" and "-".
+func readInput(path string, stdin io.Reader) ([]byte, error) {
+	if path == "" || path == "-" {
+		return io.ReadAll(io.LimitReader(stdin, proxy.DefaultMaxRequestBytes+1))
+	}
+	return os.ReadFile(path)
+}
+
+// initCmd is `mcpguard init`: it starts the server, lists its tools,
+// stops it, and writes a starter policy (audit mode, unknown tools
+// denied) that is sure to load. The status is 1 when the server or the
+// policy fails.
+func (c *command) initCmd(ctx *cli.Context) (int, error) {
+	argv, err := c.argv(ctx)
+	if err != nil {
+		return 2, err
+	}
+	if len(argv) == 0 {
+		return 2, errors.New("no server command: mcpguard init [--out FILE] -- COMMAND [ARGS...]")
+	}
+	out := ctx.String("out")
+	if out != "" && !ctx.Bool("force") {
+		if _, err := os.Stat(out); err == nil {
+			return 2, fmt.Errorf("%s exists; pass --force to overwrite it", out)
+		}
+	}
+	text, tools, err := c.starterPolicy(argv, ctx.Duration("timeout"))
+	if err != nil {
+		return 1, fmt.Errorf("init: %w", err)
+	}
+	if path := ctx.String("save-tools-list"); path != "" {
+		if err := os.WriteFile(path, append(tools, '\n'), 0o644); err != nil {
+			return 1, fmt.Errorf("init: --save-tools-list: %w", err)
+		}
+	}
+	where := "stdout"
+	if out == "" {
+		_, err = c.stdout.Write(text)
+	} else {
+		where = out
+		err = os.WriteFile(out, text, 0o644)
+	}
+	if err != nil {
+		return 1, fmt.Errorf("init: %w", err)
+	}
+	fmt.Fprintf(c.stderr, "mcpguard: starter policy written to %s (mode: audit); review it, try calls with `mcpguard eval`, then switch to enforce\n", where)
+	return 0, nil
+}
+
+// starterPolicy lists the server's tools, reports their lint findings,
+// and returns the tools/list result with the starter policy for it.
+func (c *command) starterPolicy(argv []string, timeout time.Duration) (text, tools []byte, err error) {
+	l, err := c.listServer(argv, timeout, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tools, err = l.Tools(); err != nil {
+		return nil, nil, err
+	}
+	for _, r := range lint.Listed(tools, "tools", "name") {
+		fmt.Fprintf(c.stderr, "mcpguard: lint: tool %s: %s\n", strconv.Quote(canon.FreeText(r.Name, 128)), lint.Join(r.Findings))
+	}
+	if text, err = starterFor(tools, argv); err != nil {
+		return nil, nil, err
+	}
+	return text, tools, nil
+}
+
+// starterFor is the starter policy for a server's tools/list result,
+// rooted at the server's directories (policy.ServerDirs, as path_scope
+// reads them), and checked to load.
+func starterFor(tools []byte, argv []string) ([]byte, error) {
+	text, err := starter.Generate(tools, argv, starter.Options{Roots: policy.ServerDirs(argv).Abs(), Date: time.Now()})
+	if err != nil {
+		return nil, err
+	}
+	// The promise is a policy that passes `mcpguard check`; hold ourselves
+	// to it before anyone relies on the file.
+	if _, err := policy.Load("starter policy", text, lookupWithPWD); err != nil {
+		return nil, fmt.Errorf("the starter policy does not load (a bug in mcpguard):\n%w", err)
+	}
+	return text, nil
+}
+
+// lookupWithPWD is os.LookupEnv, with PWD falling back to the working
+// directory: the starter's default root is ${PWD}.
+func lookupWithPWD(name string) (string, bool) {
+	if v, ok := os.LookupEnv(name); ok || name != "PWD" {
+		return v, ok
+	}
+	wd, err := os.Getwd()
+	return wd, err == nil
+}
+
+// tail is `mcpguard tail`: one readable line per event of the log on
+// stdout, notes on stderr. With --follow it reads on as the log grows
+// until SIGINT or SIGTERM; with --exit-on-spike it stops with status 3
+// after the first alert.
+func (c *command) tail(ctx *cli.Context) (int, error) {
+	path, err := logArg(ctx)
+	if err != nil {
+		return 2, err
+	}
+	loc := location(ctx.Bool("utc"))
+	since, err := sinceFlag(ctx, loc)
+	if err != nil {
+		return 2, err
+	}
+	color, err := colorOn(ctx.String("color"), c.stdout)
+	if err != nil {
+		return 2, err
+	}
+	t := &eventlog.Tail{W: c.stdout, Server: ctx.String("server"), Since: since, All: ctx.Bool("all"),
+		ExitOnSpike: ctx.Bool("exit-on-spike"), Color: color, Location: loc}
+	switch {
+	case ctx.String("spike") != "":
+		rule, err := eventlog.ParseSpike(ctx.String("spike"))
+		if err != nil {
+			return 2, err
+		}
+		t.Spikes = eventlog.NewSpikeDetector(rule)
+	case t.ExitOnSpike:
+		return 2, errors.New("--exit-on-spike needs --spike N/WINDOW")
+	}
+	if ctx.Bool("follow") {
+		err = c.follow(path, since.IsZero(), t)
+	} else {
+		err = t.ReadFile(path)
+	}
+	if t.Skipped > 0 {
+		fmt.Fprintf(c.stderr, "mcpguard: skipped %d lines that are malformed or not mcpguard events\n", t.Skipped)
+	}
+	switch {
+	case errors.Is(err, eventlog.ErrSpike):
+		return 3, nil
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
+		return 2, err
+	case err != nil:
+		return 1, err
+	}
+	return 0, nil
+}
+
+// follow feeds the log's lines to t as they come, until SIGINT or SIGTERM
+// (a normal end) or a spike with --exit-on-spike.
+func (c *command) follow(path string, fromEnd bool, t *eventlog.Tail) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(c.stderr, "mcpguard: waiting for %s to appear\n", path)
+		fromEnd = false // it may appear before the follower opens it: read it whole
+	}
+	f := &eventlog.Follower{Path: path, FromEnd: fromEnd, OnReopen: func(reason string) {
+		fmt.Fprintf(c.stderr, "mcpguard: %s was %s; reading it from the start\n", path, reason)
+	}}
+	err := f.Run(ctx, t.Line)
+	t.Skipped += f.TooLong()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// stats is `mcpguard stats`: counts of the log's events and rejections
+// by server, tool and code, with a chart over time, as text or JSON.
+func (c *command) stats(ctx *cli.Context) (int, error) {
+	path, err := logArg(ctx)
+	if err != nil {
+		return 2, err
+	}
+	loc := location(ctx.Bool("utc"))
+	since, err := sinceFlag(ctx, loc)
+	if err != nil {
+		return 2, err
+	}
+	var by []string
+	if key := ctx.String("by"); key != "" {
+		if !slices.Contains(eventlog.Keys, key) {
+			return 2, fmt.Errorf("--by must be one of %v", eventlog.Keys)
+		}
+		by = []string{key}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 2, fmt.Errorf("cannot open log: %w", err)
+	}
+	defer f.Close()
+	s := eventlog.NewStats(since)
+	if _, err := s.ReadFrom(f); err != nil {
+		return 1, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if ctx.Bool("json") {
+		err = s.WriteJSON(c.stdout, by, loc)
+	} else {
+		err = s.WriteText(c.stdout, by, loc)
+	}
+	if err != nil {
+		return 1, err
+	}
+	return 0, nil
+}
+
+// location is where tail and stats show times: local time, or UTC.
+func location(utc bool) *time.Location {
+	if utc {
+		return time.UTC
+	}
+	return time.Local
+}
+
+// sinceFlag reads --since: a duration before now or a time; zero for all.
+func sinceFlag(ctx *cli.Context, loc *time.Location) (time.Time, error) {
+	if ctx.String("since") == "" {
+		return time.Time{}, nil
+	}
+	return eventlog.ParseSince(ctx.String("since"), time.Now(), loc)
+}
+
+// colorOn decides --color: auto colours a terminal unless NO_COLOR is set
+// (https://no-color.org).
+func colorOn(when string, stdout io.Writer) (bool, error) {
+	switch when {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto", "":
+		if os.Getenv("NO_COLOR") != "" {
+			return false, nil
+		}
+		f, ok := stdout.(*os.File)
+		return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())), nil
+	}
+	return false, errors.New("--color must be auto, always or never")
+}
+
+// logArg is the optional LOG argument of tail and stats; the default log
+// when there is none.
+func logArg(ctx *cli.Context) (string, error) {
+	if ctx.Args().Len() > 1 {
+		return "", fmt.Errorf("%s: at most one LOG, got %q", ctx.Command.Name, ctx.Args().Slice())
+	}
+	if path := ctx.Args().First(); path != "" {
+		return path, nil
+	}
+	return eventlog.DefaultPath(), nil
 }
 
 // configFlags are the flags wrap, unwrap and status share.
@@ -401,362 +785,6 @@ func (c *command) statusCmd(ctx *cli.Context) (int, error) {
 	return c.report(r, r.Errs, len(r.Errs) > 0), nil
 }
 
-// tail is `mcpguard tail`: one readable line per event of the log on
-// stdout, notes on stderr. With --follow it reads on as the log grows
-// until SIGINT or SIGTERM; with --exit-on-spike it stops with status 3
-// after the first alert.
-func (c *command) tail(ctx *cli.Context, path string) (int, error) {
-	loc := location(ctx.Bool("utc"))
-	since, err := sinceFlag(ctx, loc)
-	if err != nil {
-		return 2, err
-	}
-	color, err := colorOn(ctx.String("color"), c.stdout)
-	if err != nil {
-		return 2, err
-	}
-	t := &eventlog.Tail{W: c.stdout, Server: ctx.String("server"), Since: since, All: ctx.Bool("all"),
-		ExitOnSpike: ctx.Bool("exit-on-spike"), Color: color, Location: loc}
-	switch {
-	case ctx.String("spike") != "":
-		rule, err := eventlog.ParseSpike(ctx.String("spike"))
-		if err != nil {
-			return 2, err
-		}
-		t.Spikes = eventlog.NewSpikeDetector(rule)
-	case t.ExitOnSpike:
-		return 2, errors.New("--exit-on-spike needs --spike N/WINDOW")
-	}
-	if ctx.Bool("follow") {
-		err = c.follow(path, since.IsZero(), t)
-	} else {
-		err = t.ReadFile(path)
-	}
-	if t.Skipped > 0 {
-		fmt.Fprintf(c.stderr, "mcpguard: skipped %d lines that are malformed or not mcpguard events\n", t.Skipped)
-	}
-	switch {
-	case errors.Is(err, eventlog.ErrSpike):
-		return 3, nil
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
-		return 2, err
-	case err != nil:
-		return 1, err
-	}
-	return 0, nil
-}
-
-// follow feeds the log's lines to t as they come, until SIGINT or SIGTERM
-// (a normal end) or a spike with --exit-on-spike.
-func (c *command) follow(path string, fromEnd bool, t *eventlog.Tail) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(c.stderr, "mcpguard: waiting for %s to appear\n", path)
-		fromEnd = false // it may appear before the follower opens it: read it whole
-	}
-	f := &eventlog.Follower{Path: path, FromEnd: fromEnd, OnReopen: func(reason string) {
-		fmt.Fprintf(c.stderr, "mcpguard: %s was %s; reading it from the start\n", path, reason)
-	}}
-	err := f.Run(ctx, t.Line)
-	t.Skipped += f.TooLong()
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
-
-// stats is `mcpguard stats`: counts of the log's events and rejections
-// by server, tool and code, with a chart over time, as text or JSON.
-func (c *command) stats(ctx *cli.Context, path string) (int, error) {
-	loc := location(ctx.Bool("utc"))
-	since, err := sinceFlag(ctx, loc)
-	if err != nil {
-		return 2, err
-	}
-	var by []string
-	if key := ctx.String("by"); key != "" {
-		if !slices.Contains(eventlog.Keys, key) {
-			return 2, fmt.Errorf("--by must be one of %v", eventlog.Keys)
-		}
-		by = []string{key}
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return 2, fmt.Errorf("cannot open log: %w", err)
-	}
-	defer f.Close()
-	s := eventlog.NewStats(since)
-	if _, err := s.ReadFrom(f); err != nil {
-		return 1, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if ctx.Bool("json") {
-		err = s.WriteJSON(c.stdout, by, loc)
-	} else {
-		err = s.WriteText(c.stdout, by, loc)
-	}
-	if err != nil {
-		return 1, err
-	}
-	return 0, nil
-}
-
-// location is where tail and stats show times: local time, or UTC.
-func location(utc bool) *time.Location {
-	if utc {
-		return time.UTC
-	}
-	return time.Local
-}
-
-// sinceFlag reads --since: a duration before now or a time; zero for all.
-func sinceFlag(ctx *cli.Context, loc *time.Location) (time.Time, error) {
-	if ctx.String("since") == "" {
-		return time.Time{}, nil
-	}
-	return eventlog.ParseSince(ctx.String("since"), time.Now(), loc)
-}
-
-// colorOn decides --color: auto colours a terminal unless NO_COLOR is set
-// (https://no-color.org).
-func colorOn(when string, stdout io.Writer) (bool, error) {
-	switch when {
-	case "always":
-		return true, nil
-	case "never":
-		return false, nil
-	case "auto", "":
-		if os.Getenv("NO_COLOR") != "" {
-			return false, nil
-		}
-		f, ok := stdout.(*os.File)
-		return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())), nil
-	}
-	return false, errors.New("--color must be auto, always or never")
-}
-
-// logArg is the optional LOG argument of tail and stats; the default log
-// when there is none.
-func logArg(ctx *cli.Context) (string, error) {
-	if ctx.Args().Len() > 1 {
-		return "", fmt.Errorf("%s: at most one LOG, got %q", ctx.Command.Name, ctx.Args().Slice())
-	}
-	if path := ctx.Args().First(); path != "" {
-		return path, nil
-	}
-	return eventlog.DefaultPath(), nil
-}
-
-// runRelay is `mcpguard [run]`: it relays between the agent and the
-// server, and its status is the server's.
-func (c *command) runRelay(ctx *cli.Context) (int, error) {
-	argv, err := c.argv(ctx)
-	if err != nil {
-		return 2, err
-	}
-	if len(argv) == 0 {
-		return 2, errors.New("no server command: mcpguard [run] [--policy FILE] -- COMMAND [ARGS...]")
-	}
-	pol, err := loadPolicy(ctx.String("policy"), ctx.String("mode"))
-	if err != nil {
-		return 2, err
-	}
-	maxReq, maxResp := sizeValue(ctx, "max-request-bytes"), sizeValue(ctx, "max-response-bytes")
-	if n := sizeValue(ctx, "max-message-bytes"); n > 0 {
-		maxReq, maxResp = n, n
-	}
-	if maxReq <= 0 || maxResp <= 0 {
-		return 2, errors.New("message size limits must be positive")
-	}
-	w, _, err := eventlog.Open(ctx.String("log"), c.stderr)
-	if err != nil {
-		// The agent is waiting for its server: keep serving, say why the
-		// decisions go unlogged, once (as a log that breaks later does).
-		fmt.Fprintf(c.stderr, "mcpguard: cannot open log %s: %v; decisions are not logged\n", ctx.String("log"), err)
-		w = io.Discard
-	}
-	return proxy.Run(proxy.Config{
-		Argv:             argv,
-		Policy:           pol,
-		Log:              eventlog.New(w, proxy.ServerName(pol, argv)),
-		MaxRequestBytes:  maxReq,
-		MaxResponseBytes: maxResp,
-		Grace:            durationValue(ctx, "grace"),
-		Stdin:            c.stdin,
-		Stdout:           c.stdout,
-		Stderr:           c.stderr,
-		RawStderr:        ctx.Bool("raw-stderr"),
-	}), nil
-}
-
-// eval is `mcpguard eval`.
-func (c *command) eval(ctx *cli.Context) (int, error) {
-	pol, err := loadPolicy(ctx.String("policy"), ctx.String("mode"))
-	if err != nil {
-		return 2, err
-	}
-	msg, err := readInput(ctx.Args().First(), c.stdin)
-	if err != nil {
-		return 2, err
-	}
-	var tools []byte
-	if path := ctx.String("tools-list"); path != "" {
-		if tools, err = os.ReadFile(path); err != nil {
-			return 2, err
-		}
-	}
-	ev := pol.Evaluate(msg, tools)
-	out, err := json.Marshal(ev, jsontext.Multiline(true))
-	if err != nil {
-		return 1, err
-	}
-	if _, err := fmt.Fprintf(c.stdout, "%s\n", out); err != nil {
-		return 1, err
-	}
-	// A verdict only logged in audit mode still fails: a script checking
-	// a policy must not pass because the policy is in audit.
-	if ev.Verdict == policy.Rejected || ev.Verdict == policy.Audited {
-		return 1, nil
-	}
-	return 0, nil
-}
-
-// check is `mcpguard check`: "PATH: ok" on stdout for each policy file
-// that loads, the errors (file:line:col) of one that does not on stderr.
-// With --tools-list FILE, or a server command after -- (started to list
-// its tools), it also warns about tool names a policy writes that the
-// server does not have. The status is 1 when any file fails to load.
-func (c *command) check(ctx *cli.Context) (int, error) {
-	paths := ctx.Args().Slice()
-	if len(paths) == 0 {
-		return 2, errors.New("check needs at least one policy file")
-	}
-	var tools []byte
-	var err error
-	switch path := ctx.String("tools-list"); {
-	case path != "" && len(c.serverArgv) > 0:
-		return 2, errors.New("check: give --tools-list FILE or a server command after --, not both")
-	case path != "":
-		if tools, err = os.ReadFile(path); err != nil {
-			return 2, err
-		}
-	case len(c.serverArgv) > 0:
-		l, err := c.listServer(c.serverArgv, ctx.Duration("timeout"), false)
-		if err == nil {
-			tools, err = l.Tools()
-		}
-		if err != nil {
-			return 1, fmt.Errorf("check: listing the server's tools: %w", err)
-		}
-	}
-	status := 0
-	for _, path := range paths {
-		p, err := policy.LoadFile(path)
-		if err != nil {
-			fmt.Fprintln(c.stderr, err)
-			status = 1
-			continue
-		}
-		if tools != nil {
-			warnings, err := p.ToolNameWarnings(tools)
-			if err != nil {
-				return 2, fmt.Errorf("--tools-list: not a tools/list result: %v", err)
-			}
-			for _, w := range warnings {
-				fmt.Fprintf(c.stderr, "%s: warning: %s\n", path, w)
-			}
-		}
-		fmt.Fprintf(c.stdout, "%s: ok\n", path)
-	}
-	return status, nil
-}
-
-// initCmd is `mcpguard init`: it starts the server, lists its tools,
-// stops it, and writes a starter policy (audit mode, unknown tools
-// denied) that is sure to load. The status is 1 when the server or the
-// policy fails.
-func (c *command) initCmd(ctx *cli.Context) (int, error) {
-	argv, err := c.argv(ctx)
-	if err != nil {
-		return 2, err
-	}
-	if len(argv) == 0 {
-		return 2, errors.New("no server command: mcpguard init [--out FILE] -- COMMAND [ARGS...]")
-	}
-	out := ctx.String("out")
-	if out != "" && !ctx.Bool("force") {
-		if _, err := os.Stat(out); err == nil {
-			return 2, fmt.Errorf("%s exists; pass --force to overwrite it", out)
-		}
-	}
-	text, tools, err := c.starterPolicy(argv, ctx.Duration("timeout"))
-	if err != nil {
-		return 1, fmt.Errorf("init: %w", err)
-	}
-	if path := ctx.String("save-tools-list"); path != "" {
-		if err := os.WriteFile(path, append(tools, '\n'), 0o644); err != nil {
-			return 1, fmt.Errorf("init: --save-tools-list: %w", err)
-		}
-	}
-	where := "stdout"
-	if out == "" {
-		_, err = c.stdout.Write(text)
-	} else {
-		where = out
-		err = os.WriteFile(out, text, 0o644)
-	}
-	if err != nil {
-		return 1, fmt.Errorf("init: %w", err)
-	}
-	fmt.Fprintf(c.stderr, "mcpguard: starter policy written to %s (mode: audit); review it, try calls with `mcpguard eval`, then switch to enforce\n", where)
-	return 0, nil
-}
-
-// starterPolicy lists the server's tools, reports their lint findings,
-// and returns the tools/list result with the starter policy for it.
-func (c *command) starterPolicy(argv []string, timeout time.Duration) (text, tools []byte, err error) {
-	l, err := c.listServer(argv, timeout, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	if tools, err = l.Tools(); err != nil {
-		return nil, nil, err
-	}
-	for _, r := range lint.Listed(tools, "tools", "name") {
-		fmt.Fprintf(c.stderr, "mcpguard: lint: tool %s: %s\n", strconv.Quote(canon.FreeText(r.Name, 128)), lint.Join(r.Findings))
-	}
-	if text, err = starterFor(tools, argv); err != nil {
-		return nil, nil, err
-	}
-	return text, tools, nil
-}
-
-// starterFor is the starter policy for a server's tools/list result,
-// rooted at the server's directories (policy.ServerDirs, as path_scope
-// reads them), and checked to load.
-func starterFor(tools []byte, argv []string) ([]byte, error) {
-	text, err := starter.Generate(tools, argv, starter.Options{Roots: policy.ServerDirs(argv).Abs(), Date: time.Now()})
-	if err != nil {
-		return nil, err
-	}
-	// The promise is a policy that passes `mcpguard check`; hold ourselves
-	// to it before anyone relies on the file.
-	if _, err := policy.Load("starter policy", text, lookupWithPWD); err != nil {
-		return nil, fmt.Errorf("the starter policy does not load (a bug in mcpguard):\n%w", err)
-	}
-	return text, nil
-}
-
-// lookupWithPWD is os.LookupEnv, with PWD falling back to the working
-// directory: the starter's default root is ${PWD}.
-func lookupWithPWD(name string) (string, bool) {
-	if v, ok := os.LookupEnv(name); ok || name != "PWD" {
-		return v, ok
-	}
-	wd, err := os.Getwd()
-	return wd, err == nil
-}
-
 // pin is `mcpguard pin`: it lists everything the server shows the model
 // and writes the lock file of it, or with --diff prints what changed
 // since the lock, field by field, in canonical form (safe to print). The
@@ -831,35 +859,6 @@ func (c *command) listServer(argv []string, timeout time.Duration, all bool) (*l
 		defer cancel()
 	}
 	return listing.List(ctx, argv, listing.Options{All: all, Stderr: c.stderr, Version: version})
-}
-
-// readInput reads a whole message from a file, or stdin for "" and "-".
-func readInput(path string, stdin io.Reader) ([]byte, error) {
-	if path == "" || path == "-" {
-		return io.ReadAll(io.LimitReader(stdin, proxy.DefaultMaxRequestBytes+1))
-	}
-	return os.ReadFile(path)
-}
-
-// loadPolicy loads the policy file (the baseline when path is empty) and
-// applies a --mode override. A bad policy is a configuration error: the
-// server is never started under a policy that did not load.
-func loadPolicy(path, mode string) (*policy.Policy, error) {
-	pol := policy.Baseline()
-	if path != "" {
-		var err error
-		if pol, err = policy.LoadFile(path); err != nil {
-			return nil, err
-		}
-	}
-	switch m := policy.Mode(mode); m {
-	case "":
-	case policy.Enforce, policy.Audit:
-		pol = pol.WithMode(m)
-	default:
-		return nil, errors.New("--mode must be enforce or audit")
-	}
-	return pol, nil
 }
 
 // byteSize is a size flag that takes a number of bytes or a number with a
