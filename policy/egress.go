@@ -96,10 +96,28 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 }
 
 // mayHoldInputRequests reports whether a result may have an inputRequests
-// member: its name written out, or any \u escape (a name may be spelled
-// with one).
-func mayHoldInputRequests(result []byte) bool {
-	return bytes.Contains(result, []byte("inputRequests")) || bytes.Contains(result, []byte(`\u`))
+// member.
+func mayHoldInputRequests(result []byte) bool { return mayHoldName(result, "inputRequests") }
+
+// mayHoldName reports whether a JSON text may hold the ASCII member name:
+// written out, or with any of its letters spelled as a \u escape
+// (inputRequest\u0073). It never says no where the name is present; an
+// escaped ASCII letter is rare in real output, so it seldom says yes
+// where it is not.
+func mayHoldName(raw []byte, name string) bool {
+	if bytes.Contains(raw, []byte(name)) {
+		return true
+	}
+	for rest := raw; ; {
+		i := bytes.Index(rest, []byte(`\u00`))
+		if i < 0 || i+6 > len(rest) {
+			return false
+		}
+		if r, ok := rawjson.Hex4(rest[i+2 : i+6]); ok && r < 0x80 && strings.ContainsRune(name, r) {
+			return true
+		}
+		rest = rest[i+4:]
+	}
 }
 
 var errUnknownTask = errors.New("a tasks/result for a task mcpguard did not see created: the egress rules of its tool cannot be applied")

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -222,7 +221,7 @@ func (ef egressFilter) rawClean(raw []byte) bool {
 	if ef.sc == nil && ef.lf == nil || len(raw) == 0 {
 		return true
 	}
-	if ef.lf != nil && (bytes.Contains(raw, []byte("icons")) || bytes.Contains(raw, []byte(`"uri"`)) || bytes.Contains(raw, []byte(`\u`))) {
+	if ef.lf.RemovesImages() && mayHoldName(raw, "icons") || ef.lf.NeutralisesLinks() && mayHoldName(raw, "uri") {
 		return false // an icon's src or a resource link's uri: see urlMember
 	}
 	esc := rawjson.ScanEscapes(raw)

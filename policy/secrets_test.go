@@ -323,3 +323,26 @@ func TestListenSecrets(t *testing.T) {
 		t.Errorf("a URI that is not a string: %s", ev.Verdict)
 	}
 }
+
+func TestMayHoldName(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"icons":[]}`:        true,
+		`{"icon\u0073":[]}`:   true,
+		`{"\u0069cons":[]}`:   true,
+		`{"caf\u00e9":"x"}`:   false,
+		`{"a":"\u00"}`:        false,
+		`{"text":"plain"}`:    false,
+		`{"x":"\u006"}`:       false,
+		`{"i\u0063ons":[1]}`:  true,
+		`{"uri":"\u2028"}`:    true,
+		`{"other":"\u2028i"}`: false,
+	} {
+		if got := mayHoldName([]byte(raw), "icons") || strings.Contains(raw, "uri") && mayHoldName([]byte(raw), "uri"); got != want {
+			t.Errorf("%s: %v, want %v", raw, got, want)
+		}
+	}
+	escaped := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","icon\u0073":[{"src":"https://collector.example/i.png"}]}]}}`
+	if out, _ := egressOf(t, Baseline(), "tools/list", "", escaped); strings.Contains(out, "collector.example") {
+		t.Errorf("an icon under an escaped name survives: %s", out)
+	}
+}

@@ -271,6 +271,11 @@ func (f *Filter) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 // the message keeps its shape.
 const URLStandIn = "data:,"
 
+// RemovesImages reports whether the filter removes images (ImageURL can
+// refuse), NeutralisesLinks whether it removes links (LinkURL can).
+func (f *Filter) RemovesImages() bool    { return f != nil && f.images }
+func (f *Filter) NeutralisesLinks() bool { return f != nil && f.links }
+
 // ImageURL judges a URL the client fetches as an image on its own, with
 // no markup around it (an MCP icon's src): removed (ok false) when images
 // are removed and its host is not allowed. host is for the log.
