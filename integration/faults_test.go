@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -263,18 +264,49 @@ func TestGuardedOversizeRequest(t *testing.T) {
 	}
 }
 
-// hugeResult fetches a 16 MiB text result and returns its text.
-func hugeResult(t *testing.T, p *rawProc) string {
+// hugeResult fetches a 16 MiB text result and checks that the agent reads
+// exactly the line the server wrote.
+func hugeResult(t *testing.T, p *rawProc) {
 	p.initialize()
 	const n = 16 << 20
-	text := p.callOK(1, "huge", map[string]any{"bytes": n})
-	if len(text) != n {
-		t.Fatalf("huge result: %d bytes, want %d", len(text), n)
+	want := hugeReply(n)
+	p.sendWait(callLine(1, "huge", map[string]any{"bytes": n}))
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		line, err := p.next(time.Until(deadline))
+		if err != nil {
+			t.Fatalf("no huge reply: %v", err)
+		}
+		if !bytes.HasPrefix(line, []byte(`{"id":1,`)) {
+			continue
+		}
+		if !bytes.Equal(line, want) {
+			i := 0
+			for i < min(len(line), len(want)) && line[i] == want[i] {
+				i++
+			}
+			t.Fatalf("huge reply: %d bytes, want the server's %d; they differ from byte %d: %q", len(line), len(want), i, truncate(string(line[i:]), 200))
+		}
+		return
 	}
-	if text != hugeText(n) {
-		t.Fatalf("huge result is not the text the server sent")
+}
+
+// hugeReply is the line testserver writes for huge with id 1: its
+// encoding/json encoding of the reply (members sorted; <, > and & as
+// \u escapes), put together from the encoding of one line of the text,
+// since encoding or decoding 16 MiB with encoding/json takes seconds
+// under the race detector.
+func hugeReply(n int) []byte {
+	one := hugeText(len(hugeLine))
+	unit, _ := json.Marshal(one)
+	tail, _ := json.Marshal(one[:n%len(hugeLine)])
+	var b bytes.Buffer
+	b.WriteString(`{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"`)
+	for range n / len(hugeLine) {
+		b.Write(unit[1 : len(unit)-1])
 	}
-	return text
+	b.Write(tail[1 : len(tail)-1])
+	b.WriteString(`","type":"text"}]}}`)
+	return b.Bytes()
 }
 
 func TestDirectHugeResult(t *testing.T) {

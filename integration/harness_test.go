@@ -356,15 +356,17 @@ func callText(t testing.TB, cs *mcp.ClientSession, name string, args map[string]
 	return tc.Text
 }
 
+// hugeLine is the line testserver's HugeText repeats.
+const hugeLine = "0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ !#%&()*+,-./:;<=>?@[]^_{|}~\n"
+
 // hugeText is testserver's HugeText: lines of printable ASCII, n bytes.
 func hugeText(n int) string {
-	const line = "0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ !#%&()*+,-./:;<=>?@[]^_{|}~\n"
 	var b strings.Builder
 	b.Grow(n)
-	for b.Len()+len(line) <= n {
-		b.WriteString(line)
+	for b.Len()+len(hugeLine) <= n {
+		b.WriteString(hugeLine)
 	}
-	b.WriteString(line[:n-b.Len()])
+	b.WriteString(hugeLine[:n-b.Len()])
 	return b.String()
 }
 
