@@ -62,6 +62,7 @@ func logEvents(t *testing.T, logFile string) []map[string]any {
 }
 
 func TestServerRequestsJudged(t *testing.T) {
+	t.Parallel()
 	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
 	argv := guardArgv(t, &guardOpts{Log: logFile}, testserverBin)
 	out := runChannels(t, argv, map[string]any{"calls": []tsCall{
@@ -130,6 +131,7 @@ func TestServerRequestsJudged(t *testing.T) {
 // reaches the server under the baseline; the TypeScript client gets the
 // rejection.
 func TestPromptSecretRefused(t *testing.T) {
+	t.Parallel()
 	record := filepath.Join(t.TempDir(), "record.jsonl")
 	argv := guardArgv(t, nil, testserverBin, "-record", record)
 	token := "ghp_" + strings.Repeat("R2d2C3po", 4) + "1234"
@@ -146,6 +148,7 @@ func TestPromptSecretRefused(t *testing.T) {
 // TestAnswerSecretRefused: the client's answer to a form elicitation that
 // carries a credential is replaced by an error to the server.
 func TestAnswerSecretRefused(t *testing.T) {
+	t.Parallel()
 	record := filepath.Join(t.TempDir(), "record.jsonl")
 	argv := guardArgv(t, nil, testserverBin, "-record", record)
 	token := "ghp_" + strings.Repeat("R2d2C3po", 4) + "1234"
@@ -164,6 +167,7 @@ func TestAnswerSecretRefused(t *testing.T) {
 // client (it would fetch it by itself); a resource_link to one is removed
 // when the policy neutralises links.
 func TestIconsAndResourceLinks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	policyFile := filepath.Join(dir, "links.yaml")
 	if err := os.WriteFile(policyFile, []byte("version: 1\nlinks: {links: neutralise}\n"), 0o644); err != nil {

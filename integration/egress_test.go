@@ -114,6 +114,7 @@ func observeHostile(t *testing.T, cs *mcp.ClientSession) *hostileObservation {
 // TestDirectHostileOutput checks that testserver is hostile everywhere the
 // guarded test looks.
 func TestDirectHostileOutput(t *testing.T) {
+	t.Parallel()
 	o := observeHostile(t, connectDirect(t, testserverBin, "-hostile-descriptions"))
 	for _, where := range []string{"initialize", "tools/list", "tools/call hostile", "error", "notifications/message"} {
 		found := false
@@ -132,6 +133,7 @@ func TestDirectHostileOutput(t *testing.T) {
 // not in results at any depth, descriptions, instructions, error messages
 // or log notifications — and the ordinary text around it is kept.
 func TestGuardedHostileOutput(t *testing.T) {
+	t.Parallel()
 	o := observeHostile(t, connectGuarded(t, nil, testserverBin, "-hostile-descriptions"))
 	for where, ss := range o.texts {
 		for _, s := range ss {
@@ -161,6 +163,7 @@ func TestGuardedHostileOutput(t *testing.T) {
 // selectors missed the raw names and text then turned them into the
 // selected names, values untouched.
 func TestGuardedEgressRulesSeeCanonicalNames(t *testing.T) {
+	t.Parallel()
 	policyFile := writePolicy(t, `version: 1
 egress:
   - tools: [hostile_names]
@@ -203,6 +206,7 @@ egress:
 // wi\u202epe (which the client reads as wipe) has it hidden, and a
 // server that lists echo twice (echo and ec\u200bho) has its list refused.
 func TestGuardedLookalikeToolNames(t *testing.T) {
+	t.Parallel()
 	policyFile := writePolicy(t, "version: 1\ntools:\n  wipe: deny\n")
 	cs := connectGuarded(t, &guardOpts{Policy: policyFile}, testserverBin, "-lookalike", "wipe")
 	list, err := cs.ListTools(context.Background(), nil)
@@ -230,6 +234,7 @@ func TestGuardedLookalikeToolNames(t *testing.T) {
 // notification handler (which shows the test can fail); through mcpguard
 // neither does, and the plain notification still arrives.
 func TestTSClientHostileRouting(t *testing.T) {
+	t.Parallel()
 	type seen struct {
 		RequestIDs []string `json:"requestIds"`
 		Methods    []string `json:"methods"`

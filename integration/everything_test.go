@@ -196,6 +196,7 @@ func compareRuns(t *testing.T, what string, direct, guarded *everythingRun) {
 // TestEverythingDirect validates the scenario and its normalisation: two
 // direct sessions must observe the same thing.
 func TestEverythingDirect(t *testing.T) {
+	t.Parallel()
 	bin := npmServer(t, "mcp-server-everything")
 	a := runEverything(t, connectDirect(t, bin, "stdio"))
 	checkEverythingRun(t, a)
@@ -206,6 +207,7 @@ func TestEverythingDirect(t *testing.T) {
 // TestEverythingGuarded: through mcpguard (baseline policy) the SDK client
 // sees exactly what a direct connection sees.
 func TestEverythingGuarded(t *testing.T) {
+	t.Parallel()
 	bin := npmServer(t, "mcp-server-everything")
 	requireGuard(t)
 	direct := runEverything(t, connectDirect(t, bin, "stdio"))

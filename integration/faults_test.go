@@ -40,6 +40,7 @@ func rejectionOf(t testing.TB, m *rawMsg) rejection {
 // and the server crashes: every call returns an error within a second of
 // the crash. (relay conformance: crash_in_flight.txtar holds the replies.)
 func TestGuardedCrashInFlightSDK(t *testing.T) {
+	t.Parallel()
 	cs := connectGuarded(t, nil, testserverBin)
 	const n = 50
 	var wg sync.WaitGroup
@@ -81,6 +82,7 @@ func TestGuardedCrashInFlightSDK(t *testing.T) {
 
 // TestDirectExitStatus checks testserver's crash tool itself.
 func TestDirectExitStatus(t *testing.T) {
+	t.Parallel()
 	p := startRaw(t, testserverBin)
 	p.initialize()
 	p.sendWait(callLine(1, "crash", map[string]any{"code": 7}))
@@ -92,6 +94,7 @@ func TestDirectExitStatus(t *testing.T) {
 
 // TestGuardedExitStatus: mcpguard exits with the server's status.
 func TestGuardedExitStatus(t *testing.T) {
+	t.Parallel()
 	t.Run("crash7", func(t *testing.T) {
 		p := startGuardedRaw(t, nil, testserverBin)
 		p.initialize()
@@ -180,6 +183,7 @@ func readPids(t *testing.T, file string) (server, sleeper int) {
 // the server and everything in its process group (here a `sleep` child
 // holding the server's stdout), also a server that ignores EOF and SIGTERM.
 func TestGuardedStdinEOFKillsGroup(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		flags []string
@@ -237,6 +241,7 @@ func TestGuardedStdinEOFKillsGroup(t *testing.T) {
 // JSON-RPC error (id null: the id comes after the limit), never reaches the
 // server, and the next message is served.
 func TestGuardedOversizeRequest(t *testing.T) {
+	t.Parallel()
 	record := filepath.Join(t.TempDir(), "record")
 	p := startGuardedRaw(t, nil, testserverBin, "-record", record)
 	p.initialize()
@@ -310,12 +315,14 @@ func hugeReply(n int) []byte {
 }
 
 func TestDirectHugeResult(t *testing.T) {
+	t.Parallel()
 	hugeResult(t, startRaw(t, testserverBin))
 }
 
 // TestGuardedHugeResult: a 16 MiB result (ordinary multi-line text) is
 // relayed intact.
 func TestGuardedHugeResult(t *testing.T) {
+	t.Parallel()
 	hugeResult(t, startGuardedRaw(t, nil, testserverBin))
 }
 
@@ -326,6 +333,7 @@ func TestGuardedHugeResult(t *testing.T) {
 // non-ASCII, Persian with ZWNJ, emoji) is unchanged. With --raw-stderr it
 // passes through as the server wrote it.
 func TestGuardedStderrCanonicalised(t *testing.T) {
+	t.Parallel()
 	stamp := time.Now().UnixNano()
 	hostile := fmt.Sprintf("stderr-marker-%d \x1b[1mbold\x1b[0m \x1b]52;c;Y3VybCB4fHNo\x07clip \x1b]8;;https://evil.example/\x07link\x1b]8;;\x07 \u202eevil ünïcode\ttab\n", stamp)
 	clean := fmt.Sprintf("stderr-marker-%d bold clip link evil ünïcode\ttab\n", stamp)
@@ -393,9 +401,11 @@ func serverRequests(t *testing.T, cs *mcp.ClientSession) {
 }
 
 func TestDirectServerRequests(t *testing.T) {
+	t.Parallel()
 	serverRequests(t, connectDirect(t, testserverBin))
 }
 
 func TestGuardedServerRequests(t *testing.T) {
+	t.Parallel()
 	serverRequests(t, connectGuarded(t, nil, testserverBin))
 }

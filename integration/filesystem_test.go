@@ -116,6 +116,7 @@ func compareLists(t *testing.T, direct, guarded []string) {
 }
 
 func TestFilesystemDirect(t *testing.T) {
+	t.Parallel()
 	a := filesystemRun(t, false)
 	b := filesystemRun(t, false)
 	compareLists(t, a, b)
@@ -128,6 +129,7 @@ func TestFilesystemDirect(t *testing.T) {
 }
 
 func TestFilesystemGuarded(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	compareLists(t, filesystemRun(t, false), filesystemRun(t, true))
 }
@@ -137,6 +139,7 @@ func TestFilesystemGuarded(t *testing.T) {
 // only unusual characters hide nothing (form feeds, soft hyphens inside
 // words, a byte order mark), and lose exactly what hides text otherwise.
 func TestFilesystemTextKeepsFormatCharacters(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	root, err := filepath.EvalSymlinks(t.TempDir())

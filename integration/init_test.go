@@ -57,6 +57,7 @@ func listTools(t *testing.T, cs *mcp.ClientSession) {
 // directory proposes that directory as the path_scope root, allows the
 // normal session in enforce mode, and refuses a read outside it.
 func TestInitFilesystem(t *testing.T) {
+	t.Parallel()
 	bin := npmServer(t, "mcp-server-filesystem")
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -83,6 +84,7 @@ func TestInitFilesystem(t *testing.T) {
 }
 
 func TestInitMemory(t *testing.T) {
+	t.Parallel()
 	bin := npmServer(t, "mcp-server-memory")
 	argv := withEnv([]string{bin}, "MEMORY_FILE_PATH="+filepath.Join(t.TempDir(), "memory.jsonl"))
 	pol, text := runInit(t, argv...)
@@ -99,6 +101,7 @@ func TestInitMemory(t *testing.T) {
 }
 
 func TestInitEverything(t *testing.T) {
+	t.Parallel()
 	bin := npmServer(t, "mcp-server-everything")
 	pol, text := runInit(t, bin, "stdio")
 	for _, want := range []string{"get-roots-list: allow", "trigger-sampling-request: allow", "echo: allow"} {
@@ -124,6 +127,7 @@ func TestInitEverything(t *testing.T) {
 // TestInitNoServer: a command that cannot start fails with status 1 and
 // writes no file.
 func TestInitNoServer(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	out := filepath.Join(t.TempDir(), "p.yaml")
 	cmd := exec.Command(mcpguardBin, "init", "--out", out, "--", filepath.Join(t.TempDir(), "no-such-server"))
@@ -139,6 +143,7 @@ func TestInitNoServer(t *testing.T) {
 // TestInitSavesToolsList: init --save-tools-list writes what eval
 // --tools-list and check --tools-list read, from the real server.
 func TestInitSavesToolsList(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-memory")
 	dir := t.TempDir()

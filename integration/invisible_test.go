@@ -43,6 +43,7 @@ var hostileInvisible = map[string]string{
 // SDK) byte-identical, in content and structuredContent; the smuggling
 // classes do not survive, so each payload reads as "hi".
 func TestGuardedInvisibleText(t *testing.T) {
+	t.Parallel()
 	cs := connectGuarded(t, nil, testserverBin)
 	for name, text := range benignCorpus {
 		if got := callText(t, cs, "echo", map[string]any{"text": text}); got != text {

@@ -32,6 +32,7 @@ ingress:
 // tail --spike: no line is torn or lost, every rejection is counted under
 // its server, and the spike alert fires for the attacked servers only.
 func TestSharedLogUnderAttack(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	dir := t.TempDir()
 	logFile := filepath.Join(dir, "shared.log")

@@ -159,6 +159,7 @@ func without(list []string, drop ...string) []string {
 // pins what it sees first; a definition that changes later in the session,
 // after list_changed or without notice, is withheld and its calls refused.
 func TestPinsFirstSight(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		server  []string
@@ -260,6 +261,7 @@ func pinnedPolicy(t *testing.T, mode string, server ...string) (policyFile, lock
 // TestPinCommand: pin writes the lock, --diff reports nothing for the same
 // server and every change, field by field, for the pulled one.
 func TestPinCommand(t *testing.T) {
+	t.Parallel()
 	policyFile, lockFile := pinnedPolicy(t, "", testserverBin, "-pinnable")
 	lock, err := os.ReadFile(lockFile)
 	if err != nil {
@@ -307,6 +309,7 @@ func TestPinCommand(t *testing.T) {
 // gets its changed items withheld (CHANGED), its new and renamed ones too
 // (UNPINNED), and its instructions replaced by the pinned ones.
 func TestPinsLockEnforced(t *testing.T) {
+	t.Parallel()
 	policyFile, _ := pinnedPolicy(t, "", testserverBin, "-pinnable")
 	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
 	cs := connectGuarded(t, &guardOpts{Policy: policyFile, Log: logFile}, testserverBin, "-pulled")
@@ -351,6 +354,7 @@ func TestPinsLockEnforced(t *testing.T) {
 
 // TestPinsLockAudit: mode: audit logs what would be withheld and relays it.
 func TestPinsLockAudit(t *testing.T) {
+	t.Parallel()
 	policyFile, _ := pinnedPolicy(t, "audit", testserverBin, "-pinnable")
 	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
 	guarded := listAll(t, connectGuarded(t, &guardOpts{Policy: policyFile, Log: logFile}, testserverBin, "-pulled"))
@@ -368,6 +372,7 @@ func TestPinsLockAudit(t *testing.T) {
 // TestPinsUnchangedByteForByte: a server that matches its lock is relayed
 // byte for byte: initialize and every list.
 func TestPinsUnchangedByteForByte(t *testing.T) {
+	t.Parallel()
 	policyFile, _ := pinnedPolicy(t, "", testserverBin, "-pinnable")
 	exchange := func(p *rawProc) []string {
 		p.sendWait(request(1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
@@ -402,6 +407,7 @@ func TestPinsUnchangedByteForByte(t *testing.T) {
 // server gains after pinning would be) is withheld and refused; the
 // pinned ones are relayed and work.
 func TestPinsEverything(t *testing.T) {
+	t.Parallel()
 	server := npmServer(t, "mcp-server-everything")
 	dir := t.TempDir()
 	lockFile := filepath.Join(dir, "everything.lock.yaml")
@@ -548,6 +554,7 @@ func runPinsClientSpec(t *testing.T, argv []string, calls []string, prompts []st
 // TestPinsTypeScriptClient: the official TypeScript SDK client, through
 // mcpguard with a lock, against the server changed between runs.
 func TestPinsTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	policyFile, _ := pinnedPolicy(t, "", testserverBin, "-pinnable")
 	for _, mode := range []string{"enforce", "audit"} {
 		t.Run(mode, func(t *testing.T) {
@@ -604,6 +611,7 @@ func TestPinsTypeScriptClient(t *testing.T) {
 // SDK client lists twice in one session; the server changes in between
 // without notice.
 func TestPinsTypeScriptClientFirstSight(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"enforce", "audit"} {
 		t.Run(mode, func(t *testing.T) {
 			logFile := filepath.Join(t.TempDir(), "mcpguard.log")

@@ -13,6 +13,7 @@ import (
 // to show what never reached the server: testserver records exactly what
 // it was sent.
 func TestDirectRecord(t *testing.T) {
+	t.Parallel()
 	record := filepath.Join(t.TempDir(), "record")
 	p := startRaw(t, testserverBin, "-record", record)
 	p.initialize()

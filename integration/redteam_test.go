@@ -14,6 +14,7 @@ import (
 // behind the shipped policy the call is refused, while absolute paths
 // inside the root still work.
 func TestShippedFilesystemWiderServer(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	home, root := shippedHome(t)

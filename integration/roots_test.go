@@ -12,6 +12,7 @@ import (
 // directory in the server's argv that no root covers each give one
 // warning line on stderr and in the log, before the first call.
 func TestRootWarningsAtStart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	served := filepath.Join(dir, "served")
 	if err := os.Mkdir(served, 0o755); err != nil {

@@ -144,6 +144,7 @@ func mustPass(t *testing.T, cs *mcp.ClientSession, want string, args ...string) 
 func js(s string) string { return strconv.Quote(s) }
 
 func TestRunnerPolicyJest(t *testing.T) {
+	t.Parallel()
 	p := newRunnerProject(t)
 	writeFiles(t, p.proj, map[string]string{
 		"package.json": `{"name": "proj", "private": true}`,
@@ -226,6 +227,7 @@ test('subtract', () => { expect(5 - 3).toBe(2); });
 }
 
 func TestRunnerPolicyGoTest(t *testing.T) {
+	t.Parallel()
 	p := newRunnerProject(t)
 	writeFiles(t, p.proj, map[string]string{
 		"go.mod": "module proj\n\ngo 1.22\n",
@@ -303,6 +305,7 @@ func TestEvil(t *testing.T) { os.WriteFile(` + strconv.Quote(p.marker("evil")) +
 // says. The direct runs prove both on this go; the guarded ones that the
 // shipped policy refuses them.
 func TestRunnerPolicyGoTestRemoteAndDebug(t *testing.T) {
+	t.Parallel()
 	p := newRunnerProject(t)
 	writeFiles(t, p.proj, map[string]string{
 		"go.mod":    "module proj\n\ngo 1.26\n",

@@ -54,10 +54,10 @@ func seenByClient(t *testing.T, cs *mcp.ClientSession, name string, args map[str
 // prints its environment, credentials and images leaks none of them to
 // the client, and a call that carries a credential never reaches it.
 func TestSecretsTestServer(t *testing.T) {
-	t.Setenv("GITHUB_TOKEN", knownToken)
+	t.Parallel()
 	dir := t.TempDir()
 	record, logFile := filepath.Join(dir, "record.jsonl"), filepath.Join(dir, "mcpguard.log")
-	cs := connectGuarded(t, &guardOpts{Log: logFile}, testserverBin, "-record", record)
+	cs := connect(t, nil, withEnv(guardArgv(t, &guardOpts{Log: logFile}, testserverBin, "-record", record), "GITHUB_TOKEN="+knownToken)...)
 
 	seen := seenByClient(t, cs, "leak_env", map[string]any{"name": "GITHUB_TOKEN"}, 1)
 	for _, form := range everyForm(knownToken) {
@@ -122,15 +122,14 @@ func TestSecretsTestServer(t *testing.T) {
 // allowed by the policy, returns the server's whole environment; the known
 // secrets in it never reach the client (Go SDK client, built binary).
 func TestSecretsEverythingGetEnv(t *testing.T) {
-	t.Setenv("GITHUB_TOKEN", knownToken)
-	t.Setenv("MY_SERVICE_API_KEY", "plain-value-without-shape-1234")
-	t.Setenv("UNRELATED_SETTING", "visible-setting-value")
+	t.Parallel()
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "everything.yaml")
 	if err := os.WriteFile(pol, []byte("version: 1\nserver: everything\ntools:\n  get-env: allow\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cs := connectGuarded(t, &guardOpts{Policy: pol}, npmServer(t, "mcp-server-everything"))
+	cs := connect(t, nil, withEnv(guardArgv(t, &guardOpts{Policy: pol}, npmServer(t, "mcp-server-everything")),
+		"GITHUB_TOKEN="+knownToken, "MY_SERVICE_API_KEY=plain-value-without-shape-1234", "UNRELATED_SETTING=visible-setting-value")...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-env", Arguments: map[string]any{}})
@@ -154,8 +153,9 @@ func TestSecretsEverythingGetEnv(t *testing.T) {
 // TestSecretsStderrRedacted: a server that logs its token to stderr does
 // not put it on mcpguard's stderr (the agent's log viewer).
 func TestSecretsStderrRedacted(t *testing.T) {
-	t.Setenv("GITHUB_TOKEN", knownToken)
-	p := startGuardedRaw(t, &guardOpts{Log: filepath.Join(t.TempDir(), "mcpguard.log")}, testserverBin)
+	t.Parallel()
+	p := startRaw(t, withEnv(guardArgv(t, &guardOpts{Log: filepath.Join(t.TempDir(), "mcpguard.log")}, testserverBin), "GITHUB_TOKEN="+knownToken)...)
+	p.guarded = true
 	p.initialize()
 	p.callOK(1, "leak_env", map[string]any{"name": "GITHUB_TOKEN"})
 	if _, err := p.closeAndWait(10 * time.Second); err != nil {

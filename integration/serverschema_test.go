@@ -29,6 +29,7 @@ func writePolicy(t *testing.T, text string) string {
 }
 
 func TestServerSchemaListedByGuard(t *testing.T) {
+	t.Parallel()
 	record := filepath.Join(t.TempDir(), "record.jsonl")
 	cs := connectGuarded(t, &guardOpts{Policy: writePolicy(t, enforceServerSchema)},
 		testserverBin, "-tools-page", "2", "-record", record)
@@ -91,6 +92,7 @@ func TestServerSchemaListedByGuard(t *testing.T) {
 // tools/list does not hang the call: it is refused, retryable, after a
 // bounded time, and the session goes on.
 func TestServerSchemaListNeverAnswered(t *testing.T) {
+	t.Parallel()
 	cs := connectGuarded(t, &guardOpts{Policy: writePolicy(t, enforceServerSchema)}, testserverBin, "-silent-tools-list")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -122,6 +124,7 @@ func TestServerSchemaListNeverAnswered(t *testing.T) {
 // TestServerSchemaListFails: a server that answers tools/list with an
 // error: the call is refused at once (no timeout to wait), retryable.
 func TestServerSchemaListFails(t *testing.T) {
+	t.Parallel()
 	cs := connectGuarded(t, &guardOpts{Policy: writePolicy(t, enforceServerSchema)}, testserverBin, "-failing-tools-list")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()

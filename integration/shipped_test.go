@@ -83,6 +83,7 @@ func shippedFilesystemRun(t *testing.T, guarded bool) []string {
 // call (a read of /etc/hostname) is refused by mcpguard instead of by the
 // server.
 func TestShippedFilesystemSession(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	direct, guarded := shippedFilesystemRun(t, false), shippedFilesystemRun(t, true)
 	n := len(direct) - 1
@@ -96,6 +97,7 @@ func TestShippedFilesystemSession(t *testing.T) {
 // lead out, sibling prefixes and traversal are refused, and nothing is
 // written.
 func TestShippedFilesystemAttacks(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	home, root := shippedHome(t)
@@ -199,6 +201,7 @@ func memorySession(t *testing.T, guarded bool) ([]string, *mcp.ClientSession) {
 }
 
 func TestShippedMemory(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	direct, _ := memorySession(t, false)
 	guarded, cs := memorySession(t, true)
@@ -228,6 +231,7 @@ func TestShippedMemory(t *testing.T) {
 // policy matches a direct run, except that get-env is hidden from
 // tools/list and the call of an unknown tool is refused by mcpguard.
 func TestShippedEverything(t *testing.T) {
+	t.Parallel()
 	bin := npmServer(t, "mcp-server-everything")
 	requireGuard(t)
 	direct := runEverything(t, connectDirect(t, bin, "stdio"))

@@ -18,6 +18,7 @@ import (
 // multi-line, past the rule. A tasks/result for a task id mcpguard never
 // saw created is refused.
 func TestEverythingTaskResultGetsEgressRules(t *testing.T) {
+	t.Parallel()
 	policyFile := filepath.Join(t.TempDir(), "tasks.yaml")
 	if err := os.WriteFile(policyFile, []byte(`version: 1
 egress:

@@ -110,6 +110,7 @@ func policyWith(t *testing.T, name, extra string) string {
 }
 
 func TestTSClientFilesystemRejections(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	home, root := shippedHome(t)
@@ -148,6 +149,7 @@ func TestTSClientFilesystemRejections(t *testing.T) {
 }
 
 func TestTSClientMemoryRejections(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-memory")
 	mem := filepath.Join(t.TempDir(), "memory.jsonl")
@@ -181,6 +183,7 @@ func TestTSClientMemoryRejections(t *testing.T) {
 // TestGoClientRejectAsError: the Go SDK client, reject_as: error: the
 // error it returns holds the headline; the data holds the object.
 func TestGoClientRejectAsError(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	home, root := shippedHome(t)
@@ -202,6 +205,7 @@ func TestGoClientRejectAsError(t *testing.T) {
 // tools first gets its answer (mcpguard lists them itself), and a call
 // that does not match the server's schema is still refused.
 func TestTSClientCallsWithoutListing(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	home, root := shippedHome(t)

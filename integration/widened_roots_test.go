@@ -64,6 +64,7 @@ func allowedDirs(t *testing.T, cs *mcp.ClientSession, startup string) string {
 // TestWidenedRootsDirect shows the attack is real: without mcpguard the
 // server takes "/" as its root and reads the file outside.
 func TestWidenedRootsDirect(t *testing.T) {
+	t.Parallel()
 	bin := npmServer(t, "mcp-server-filesystem")
 	tr := newWidenedTree(t)
 	cs := connectDirectWith(t, widenedClient, bin, tr.root)
@@ -79,6 +80,7 @@ func TestWidenedRootsDirect(t *testing.T) {
 }
 
 func TestWidenedRootsGuarded(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	tr := newWidenedTree(t)

@@ -60,6 +60,7 @@ func cleanEnv(home string) []string {
 // that policy and the rejection from the log; unwrap gives the file back
 // byte for byte.
 func TestWrapClaudeCodeEntry(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	home, root := shippedHome(t)
@@ -191,6 +192,7 @@ func quoteJSON(s string) string {
 // directory, and the entry references it; the policy passes
 // `mcpguard check`, and the wrapped entry serves the Go SDK client.
 func TestWrapInitStarterPolicy(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	home := t.TempDir()
 	dir := filepath.Join(home, ".cursor")
