@@ -509,12 +509,7 @@ func lookupWithPWD(name string) (string, bool) {
 // until SIGINT or SIGTERM; with --exit-on-spike it stops with status 3
 // after the first alert.
 func (c *command) tail(ctx *cli.Context) (int, error) {
-	path, err := logArg(ctx)
-	if err != nil {
-		return 2, err
-	}
-	loc := location(ctx.Bool("utc"))
-	since, err := sinceFlag(ctx, loc)
+	path, loc, since, err := logArgs(ctx)
 	if err != nil {
 		return 2, err
 	}
@@ -576,12 +571,7 @@ func (c *command) follow(path string, fromEnd bool, t *eventlog.Tail) error {
 // stats is `mcpguard stats`: counts of the log's events and rejections
 // by server, tool and code, with a chart over time, as text or JSON.
 func (c *command) stats(ctx *cli.Context) (int, error) {
-	path, err := logArg(ctx)
-	if err != nil {
-		return 2, err
-	}
-	loc := location(ctx.Bool("utc"))
-	since, err := sinceFlag(ctx, loc)
+	path, loc, since, err := logArgs(ctx)
 	if err != nil {
 		return 2, err
 	}
@@ -612,22 +602,6 @@ func (c *command) stats(ctx *cli.Context) (int, error) {
 	return 0, nil
 }
 
-// location is where tail and stats show times: local time, or UTC.
-func location(utc bool) *time.Location {
-	if utc {
-		return time.UTC
-	}
-	return time.Local
-}
-
-// sinceFlag reads --since: a duration before now or a time; zero for all.
-func sinceFlag(ctx *cli.Context, loc *time.Location) (time.Time, error) {
-	if ctx.String("since") == "" {
-		return time.Time{}, nil
-	}
-	return eventlog.ParseSince(ctx.String("since"), time.Now(), loc)
-}
-
 // colorOn decides --color: auto colours a terminal unless NO_COLOR is set
 // (https://no-color.org).
 func colorOn(when string, stdout io.Writer) (bool, error) {
@@ -646,16 +620,24 @@ func colorOn(when string, stdout io.Writer) (bool, error) {
 	return false, errors.New("--color must be auto, always or never")
 }
 
-// logArg is the optional LOG argument of tail and stats; the default log
-// when there is none.
-func logArg(ctx *cli.Context) (string, error) {
+// logArgs reads what tail and stats share: the optional LOG argument
+// (the default log without one), --utc (where times are shown) and
+// --since (a duration before now or a time; zero for all).
+func logArgs(ctx *cli.Context) (path string, loc *time.Location, since time.Time, err error) {
 	if ctx.Args().Len() > 1 {
-		return "", fmt.Errorf("%s: at most one LOG, got %q", ctx.Command.Name, ctx.Args().Slice())
+		return "", nil, since, fmt.Errorf("%s: at most one LOG, got %q", ctx.Command.Name, ctx.Args().Slice())
 	}
-	if path := ctx.Args().First(); path != "" {
-		return path, nil
+	if path = ctx.Args().First(); path == "" {
+		path = eventlog.DefaultPath()
 	}
-	return eventlog.DefaultPath(), nil
+	loc = time.Local
+	if ctx.Bool("utc") {
+		loc = time.UTC
+	}
+	if when := ctx.String("since"); when != "" {
+		since, err = eventlog.ParseSince(when, time.Now(), loc)
+	}
+	return path, loc, since, err
 }
 
 // configFlags are the flags wrap, unwrap and status share.
