@@ -94,14 +94,14 @@ func List(ctx context.Context, argv []string, o Options) (*Listing, error) {
 		caps = &mcp.ServerCapabilities{}
 	}
 	// Tools are listed even when the server does not announce them (an
-	// agent may ask all the same); only then may the list fail.
+	// agent may ask all the same); only then may the list be refused.
 	if err := pages("tools/list", func(c string) (string, error) {
 		r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: c})
 		if err != nil {
 			return "", err
 		}
 		return r.NextCursor, nil
-	}); err != nil && caps.Tools != nil {
+	}); err != nil && (caps.Tools != nil || ctx.Err() != nil) {
 		return nil, err
 	}
 	if o.All && caps.Prompts != nil {
