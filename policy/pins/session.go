@@ -92,10 +92,10 @@ type Session struct {
 	info     *Definition
 
 	state atomic.Pointer[[numKinds]map[string]status]
-	// withheld maps the canon.Loose name of every withheld item to its block,
-	// for calls that name it in another spelling; pinnedLoose maps the
-	// LooseName of every pinned item to its key (under mu).
-	withheld    atomic.Pointer[[numKinds]map[string]*Block]
+	// withheld maps the canon.Loose name of every withheld item to its
+	// block, for calls that name it in another spelling; pinnedLoose maps
+	// the canon.Loose name of every pinned item to its key (both under mu).
+	withheld    [numKinds]map[string]*Block
 	pinnedLoose [numKinds]map[string]string
 }
 
@@ -126,9 +126,8 @@ func NewSession(opt Options) *Session {
 		s.info = l.ServerInfo
 	}
 	s.state.Store(&st)
-	var wh [numKinds]map[string]*Block
-	s.withheld.Store(&wh)
 	for k := range numKinds {
+		s.withheld[k] = map[string]*Block{}
 		s.pinnedLoose[k] = map[string]string{}
 		for key := range s.pinned[k] {
 			s.pinnedLoose[k][canon.Loose(key)] = key
@@ -158,7 +157,11 @@ func (s *Session) Check(kind Kind, key string) *Block {
 	// A server may resolve a name loosely (case, spaces, NFKC, a
 	// Cyrillic look-alike): a call of SEND_EMAIL reaches a withheld
 	// send_email.
-	if b := s.withheld.Load()[kind][canon.Loose(key)]; b != nil {
+	loose := canon.Loose(key)
+	s.mu.Lock()
+	b := s.withheld[kind][loose]
+	s.mu.Unlock()
+	if b != nil {
 		return &Block{Code: b.Code, Reason: b.Reason + " (called as " + canon.FreeText(key, 256) + ", which a server may read as that name)"}
 	}
 	if s.opt.Lock != nil && (kind == Tool || kind == Prompt) {
@@ -318,15 +321,29 @@ func (s *Session) setStatus(kind Kind, key string, block *Block) {
 	m[key] = status{block: block}
 	next[kind] = m
 	s.state.Store(&next)
-	wh := *s.withheld.Load()
-	w := map[string]*Block{}
-	for k, st := range m {
-		if st.block != nil {
-			w[canon.Loose(k)] = st.block
+	s.noteWithheld(kind, key, block, m)
+}
+
+// noteWithheld updates the loose names of the withheld items after key's
+// status changed to block (m: the kind's statuses, key's included); s.mu
+// is held. Each loose name is computed once per change, not once per item.
+func (s *Session) noteWithheld(kind Kind, key string, block *Block, m map[string]status) {
+	w := s.withheld[kind]
+	loose := canon.Loose(key)
+	if block != nil {
+		w[loose] = block
+		return
+	}
+	if w[loose] == nil {
+		return
+	}
+	delete(w, loose)
+	for k, st := range m { // another withheld item may read the same (rare)
+		if st.block != nil && canon.Loose(k) == loose {
+			w[loose] = st.block
+			return
 		}
 	}
-	wh[kind] = w
-	s.withheld.Store(&wh)
 }
 
 func sameBlock(a, b *Block) bool {
