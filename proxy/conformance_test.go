@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,7 +48,10 @@ var update = flag.Bool("update", false, "rewrite the to-server, to-agent and log
 //	exit N     (server) exit with status N: the relay sees the exit,
 //	           then the output close
 //
-// Blank lines and lines starting with # are skipped. The agent closes
+// Blank lines and lines starting with # are skipped. The ids of the
+// tools/list requests mcpguard sends itself hold a random nonce: cases
+// write it NONCE (mcpguard-tools-list-NONCE-1), in what the server sends
+// and in what each side must get. The agent closes
 // its input after its last step; the server, after its last step, reads
 // until its input closes and exits 0 (or with 128+N at signal N).
 // Timeouts and grace periods pass on the bubble's clock, at once when
@@ -241,9 +245,20 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 	}
 	var logged []string
 	for _, l := range lines(log.Bytes()) {
-		logged = append(logged, stableEvent(t, l))
+		logged = append(logged, withoutNonce(stableEvent(t, l)))
 	}
 	return conformanceRun{toServer: server.all(), toAgent: agent.all(), log: logged}
+}
+
+// toolsListPrefix starts the ids of mcpguard's own tools/list requests;
+// nonceID matches one with its nonce.
+const toolsListPrefix = "mcpguard-tools-list-"
+
+var nonceID = regexp.MustCompile(toolsListPrefix + "[0-9a-f]{32}-")
+
+// withoutNonce writes the nonce of mcpguard's ids as NONCE.
+func withoutNonce(s string) string {
+	return nonceID.ReplaceAllLiteralString(s, toolsListPrefix+"NONCE-")
 }
 
 // stableEvent is a log line without what changes from run to run, its
@@ -292,6 +307,15 @@ type receiver struct {
 	matched int           // lines before this one are spent by waits
 	changed chan struct{} // closed and replaced at each line and at EOF
 	eof     bool
+	prefix  string // of mcpguard's tools/list ids, nonce included, once seen
+}
+
+// nonce is the prefix of mcpguard's tools/list ids with their nonce, as
+// this side received them.
+func (rc *receiver) nonce() string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.prefix
 }
 
 func newReceiver(r io.Reader) *receiver {
@@ -302,7 +326,10 @@ func newReceiver(r io.Reader) *receiver {
 			line, err := br.ReadString('\n')
 			rc.mu.Lock()
 			if line != "" {
-				rc.lines = append(rc.lines, strings.TrimSuffix(line, "\n"))
+				if rc.prefix == "" {
+					rc.prefix = nonceID.FindString(line)
+				}
+				rc.lines = append(rc.lines, withoutNonce(strings.TrimSuffix(line, "\n")))
 			}
 			rc.eof = err != nil
 			close(rc.changed)
@@ -398,7 +425,11 @@ func (s *scriptedServer) run(script []step) {
 				return
 			}
 		default:
-			if _, err := s.out.Write(append(slices.Clip(st.send), '\n')); err != nil {
+			line := slices.Clip(st.send)
+			if n := s.in.nonce(); n != "" {
+				line = bytes.ReplaceAll(line, []byte(toolsListPrefix+"NONCE-"), []byte(n))
+			}
+			if _, err := s.out.Write(append(line, '\n')); err != nil {
 				return
 			}
 		}

@@ -17,8 +17,6 @@
 //	-ignore-term            ignore SIGTERM (and SIGINT, SIGHUP)
 //	-signal-file FILE       append the name of every signal received to FILE
 //	-tools-page N           list the tools N per page (cursor: the offset)
-//	-silent-tools-list      never answer tools/list
-//	-failing-tools-list     answer tools/list with a JSON-RPC error
 //	-icons                  give leak_images an icon on an outside host
 //	-lookalike NAME         also list a tool whose name reads as NAME once
 //	                        canonicalised: wipe (wi\u202epe) or echo
@@ -56,8 +54,6 @@ var (
 	ignoreTerm   = flag.Bool("ignore-term", false, "ignore SIGTERM, SIGINT and SIGHUP")
 	signalRecord = flag.String("signal-file", "", "append the name of each signal received to `FILE`")
 	toolsPage    = flag.Int("tools-page", 0, "list the tools `N` per page")
-	silentList   = flag.Bool("silent-tools-list", false, "never answer tools/list")
-	failingList  = flag.Bool("failing-tools-list", false, "answer tools/list with an error")
 	icons        = flag.Bool("icons", false, "give leak_images an icon on an outside host")
 	toolsFile    = flag.String("tools-file", "", "list the tools of `FILE` (a JSON array of tool definitions) instead of its own")
 	lookalike    = flag.String("lookalike", "", "also list a tool whose name reads as `NAME` (wipe or echo) once canonicalised")
@@ -261,13 +257,6 @@ func (s *server) handle(m message) {
 	case "ping":
 		s.reply(m.ID, map[string]any{})
 	case "tools/list":
-		if *silentList {
-			return
-		}
-		if *failingList {
-			s.replyError(m.ID, -32603, "tools are not available", nil)
-			return
-		}
 		all := rugTools(toolList(), rugActive() && pulledFor(m.Method))
 		if *toolsFile != "" {
 			all = toolsFromFile()
