@@ -3,6 +3,8 @@ package policy
 import (
 	"bytes"
 	"regexp"
+	"slices"
+	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -252,8 +254,19 @@ func (s *Session) inputRequests(result jsontext.Value) string {
 	if unmarshalLoose(result, &wrap) != nil || unmarshalLoose(wrap.InputRequests, &reqs) != nil {
 		return "a result whose inputRequests cannot be read"
 	}
-	refused := ""
-	for key, r := range reqs {
+	if len(reqs) > maxInputRequests {
+		d := ServerRequestDecision{Action: RequestRejected, Rule: "server_requests", Code: CodeServerRequest,
+			Reason: "a result with more than " + strconv.Itoa(maxInputRequests) + " inputRequests"}
+		s.logServerRequest(d)
+		return d.Reason
+	}
+	keys := make([]string, 0, len(reqs))
+	for key := range reqs {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		r := reqs[key]
 		d := ServerRequestDecision{Method: clean(r.Method), Key: clean(key)}
 		_, known := serverRequestKind(r.Method, r.Params)
 		switch {
@@ -265,12 +278,19 @@ func (s *Session) inputRequests(result jsontext.Value) string {
 			d.Key = clean(key)
 		}
 		s.logServerRequest(d)
-		if d.Refused() && refused == "" {
-			refused = "the result asks for input the policy refuses (inputRequests " + d.Key + ": " + d.Reason + ")"
+		if d.Refused() {
+			// The whole result is refused: the entries after it are
+			// neither relayed nor logged.
+			return "the result asks for input the policy refuses (inputRequests " + d.Key + ": " + d.Reason + ")"
 		}
 	}
-	return refused
+	return ""
 }
+
+// maxInputRequests bounds the entries of one result's inputRequests: a
+// real server asks for one or two things at a time, and each entry is a
+// log line.
+const maxInputRequests = 64
 
 func (s *Session) logServerRequest(d ServerRequestDecision) {
 	if s.OnServerRequest != nil {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,4 +178,24 @@ func FuzzInputRequests(f *testing.F) {
 			t.Fatalf("key %q method %q relayed", key, method)
 		}
 	})
+}
+
+// TestInputRequestsBounded: a result with a flood of inputRequests is one
+// refusal and one log line, not one per entry.
+func TestInputRequestsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"resultType":"input_required","inputRequests":{`)
+	for i := range 10000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"r` + strconv.Itoa(i) + `":{"method":"roots/list","params":{}}`)
+	}
+	b.WriteString(`}}`)
+	s := Baseline().NewSession()
+	lines := 0
+	s.OnServerRequest = func(ServerRequestDecision) { lines++ }
+	if reason := s.inputRequests([]byte(b.String())); reason == "" || lines != 1 {
+		t.Errorf("10000 inputRequests: reason %q, %d log lines", reason, lines)
+	}
 }
