@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/policy/pins"
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // The hooks from a session into its pin state (package pins): lists and
@@ -128,94 +129,22 @@ func eachResultMember(obj jsontext.Value, fn func(name string, v jsontext.Value)
 	if obj.Kind() != '{' {
 		return nil
 	}
-	d := jsontext.NewDecoder(bytes.NewBuffer(obj))
-	if _, err := d.ReadToken(); err != nil {
-		return err
-	}
-	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return err
-		}
-		name := tok.String()
-		v, err := d.ReadValue()
-		if err != nil {
-			return err
-		}
+	return rawjson.EachMember(obj, func(name string, v jsontext.Value) error {
 		fn(name, v)
-	}
-	return nil
+		return nil
+	})
 }
 
-// setResultMember re-encodes msg with msg.result[name] set to with, or
+// setResultMember returns msg with msg.result[name] set to with, or
 // removed when with is nil; everything else keeps its exact text.
 func setResultMember(msg []byte, name string, with jsontext.Value) ([]byte, error) {
-	rewrite := func(obj []byte, visit func(name string, v jsontext.Value) (jsontext.Value, bool, error), add func(e *jsontext.Encoder) error) ([]byte, error) {
-		d := jsontext.NewDecoder(bytes.NewBuffer(obj))
-		var out bytes.Buffer
-		e := jsontext.NewEncoder(&out)
-		if _, err := d.ReadToken(); err != nil {
-			return nil, err
-		}
-		if err := e.WriteToken(jsontext.BeginObject); err != nil {
-			return nil, err
-		}
-		for d.PeekKind() != '}' {
-			rawName, err := d.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			v, err := d.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			nv, keep, err := visit(message.Unquote(rawName), v)
-			if err != nil {
-				return nil, err
-			}
-			if !keep {
-				continue
-			}
-			if err := e.WriteValue(rawName); err != nil {
-				return nil, err
-			}
-			if err := e.WriteValue(nv); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := d.ReadToken(); err != nil {
-			return nil, err
-		}
-		if add != nil {
-			if err := add(e); err != nil {
-				return nil, err
-			}
-		}
-		if err := e.WriteToken(jsontext.EndObject); err != nil {
-			return nil, err
-		}
-		return bytes.TrimRight(out.Bytes(), "\n"), nil
+	result := rawjson.Member(msg, "result")
+	if result.Kind() != '{' {
+		return bytes.Clone(msg), nil
 	}
-	return rewrite(msg, func(outer string, v jsontext.Value) (jsontext.Value, bool, error) {
-		if outer != "result" || v.Kind() != '{' {
-			return v, true, nil
-		}
-		found := false
-		nv, err := rewrite(v, func(inner string, iv jsontext.Value) (jsontext.Value, bool, error) {
-			if inner != name {
-				return iv, true, nil
-			}
-			found = true
-			return with, with != nil, nil
-		}, func(e *jsontext.Encoder) error {
-			if found || with == nil {
-				return nil
-			}
-			if err := e.WriteToken(jsontext.String(name)); err != nil {
-				return err
-			}
-			return e.WriteValue(with)
-		})
-		return nv, true, err
-	}, nil)
+	nr, err := rawjson.SetMember(result, name, with)
+	if err != nil {
+		return nil, err
+	}
+	return rawjson.SetMember(msg, "result", nr)
 }

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // Verdict is the policy's answer for one message from the agent.
@@ -96,26 +96,7 @@ func (s *Session) taskTool(id string) string {
 // memberKind returns the kind of obj[name] ('{', '"', ...), or 0 when
 // obj is not an object or has no such member.
 func memberKind(obj jsontext.Value, name string) jsontext.Kind {
-	if obj.Kind() != '{' {
-		return 0
-	}
-	d := jsontext.NewDecoder(bytes.NewBuffer(obj))
-	if _, err := d.ReadToken(); err != nil {
-		return 0
-	}
-	for d.PeekKind() == '"' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return 0
-		}
-		if tok.String() == name {
-			return d.PeekKind()
-		}
-		if err := d.SkipValue(); err != nil {
-			return 0
-		}
-	}
-	return 0
+	return rawjson.Member(obj, name).Kind()
 }
 
 // Rewrite is one change the egress side made, for the log.
@@ -321,96 +302,28 @@ var errSameName = errors.New("a tools/list result in which two tools have the sa
 
 // eachArrayMember calls fn for each element of obj[name] when it is an array.
 func eachArrayMember(obj jsontext.Value, name string, fn func(i int, v jsontext.Value) error) error {
-	if obj.Kind() != '{' {
-		return nil
-	}
-	d := jsontext.NewDecoder(bytes.NewBuffer(obj))
-	if _, err := d.ReadToken(); err != nil {
-		return err
-	}
-	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return err
-		}
-		if tok.String() != name || d.PeekKind() != '[' {
-			if err := d.SkipValue(); err != nil {
-				return err
-			}
-			continue
-		}
-		if _, err := d.ReadToken(); err != nil {
-			return err
-		}
-		for i := 0; d.PeekKind() != ']'; i++ {
-			v, err := d.ReadValue()
-			if err != nil {
-				return err
-			}
-			if err := fn(i, v); err != nil {
-				return err
-			}
-		}
-		if _, err := d.ReadToken(); err != nil {
-			return err
-		}
+	if v := rawjson.Member(obj, name); v.Kind() == '[' {
+		return rawjson.EachElement(v, fn)
 	}
 	return nil
 }
 
-// replaceMember re-encodes msg with msg[outer][inner] replaced by an array
-// of the given elements; everything else keeps its exact text.
+// replaceMember returns msg with msg[outer][inner] replaced by an array of
+// the given elements; every other byte keeps its exact text.
 func replaceMember(msg []byte, outer, inner string, elems []jsontext.Value) ([]byte, error) {
-	var arr bytes.Buffer
-	arr.WriteByte('[')
+	arr := []byte{'['}
 	for i, e := range elems {
 		if i > 0 {
-			arr.WriteByte(',')
+			arr = append(arr, ',')
 		}
-		arr.Write(e)
+		arr = append(arr, e...)
 	}
-	arr.WriteByte(']')
-	replaceIn := func(obj []byte, name string, with func(v jsontext.Value) ([]byte, error)) ([]byte, error) {
-		d := jsontext.NewDecoder(bytes.NewBuffer(obj))
-		var out bytes.Buffer
-		e := jsontext.NewEncoder(&out)
-		if _, err := d.ReadToken(); err != nil {
-			return nil, err
-		}
-		e.WriteToken(jsontext.BeginObject)
-		for d.PeekKind() != '}' {
-			rawName, err := d.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			if err := e.WriteValue(rawName); err != nil {
-				return nil, err
-			}
-			matched := message.Unquote(rawName) == name
-			v, err := d.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			if matched {
-				nv, err := with(v)
-				if err != nil {
-					return nil, err
-				}
-				v = nv
-			}
-			if err := e.WriteValue(v); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := d.ReadToken(); err != nil {
-			return nil, err
-		}
-		e.WriteToken(jsontext.EndObject)
-		return bytes.TrimRight(out.Bytes(), "\n"), nil
+	arr = append(arr, ']')
+	in, err := rawjson.SetMember(rawjson.Member(msg, outer), inner, arr)
+	if err != nil {
+		return nil, err
 	}
-	return replaceIn(msg, outer, func(v jsontext.Value) ([]byte, error) {
-		return replaceIn(v, inner, func(jsontext.Value) ([]byte, error) { return arr.Bytes(), nil })
-	})
+	return rawjson.SetMember(msg, outer, in)
 }
 
 // Reply is the message the agent gets for a rejected request with id.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // notProse are members whose strings are identifiers, addresses or
@@ -150,54 +152,21 @@ type Report struct {
 // section "tools" and key "name") and returns the items with findings, in
 // list order.
 func Listed(result []byte, section, key string) []Report {
-	d := jsontext.NewDecoder(bytes.NewBuffer(result))
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil
-	}
 	var out []Report
-	for d.PeekKind() == '"' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return out
-		}
-		if tok.String() != section || d.PeekKind() != '[' {
-			if d.SkipValue() != nil {
-				return out
-			}
-			continue
-		}
-		d.ReadToken()
-		for d.PeekKind() != ']' && d.PeekKind() != 0 {
-			v, err := d.ReadValue()
-			if err != nil {
-				return out
-			}
+	if list := rawjson.Member(result, section); list.Kind() == '[' {
+		rawjson.EachElement(list, func(_ int, v jsontext.Value) error {
 			if fs := Item(v); len(fs) > 0 {
 				out = append(out, Report{Name: keyOf(v, key), Findings: fs})
 			}
-		}
-		return out
+			return nil
+		})
 	}
 	return out
 }
 
 func keyOf(item jsontext.Value, key string) string {
-	d := jsontext.NewDecoder(bytes.NewReader(item))
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return ""
-	}
-	for d.PeekKind() == '"' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return ""
-		}
-		if tok.String() == key && d.PeekKind() == '"' {
-			v, _ := d.ReadToken()
-			return v.String()
-		}
-		if d.SkipValue() != nil {
-			return ""
-		}
+	if v := rawjson.Member(item, key); v.Kind() == '"' {
+		return rawjson.Unescape(string(v[1 : len(v)-1]))
 	}
 	return ""
 }
