@@ -2,9 +2,10 @@ package policy
 
 import (
 	"bytes"
-	"regexp"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -109,10 +110,65 @@ func serverRequestKind(method string, params jsontext.Value) (kind string, ok bo
 	return "", false
 }
 
-// secretAsk matches a form field (a string field) that asks for a credential: MCP forbids
-// servers to request sensitive information in form mode, and a phishing
-// server asks for the user's password in a dialog the client draws.
-var secretAsk = regexp.MustCompile(`(?i)pass(word|phrase|code)|secret|api[ _-]?key|access[ _-]?key|token|credential|private[ _-]?key|\bpin\b|\botp\b|2fa|mfa|one[ _-]?time|ssn|social security|credit[ _-]?card|card number|cvv|iban`)
+// asksForSecret reports whether a form field's name, title, description
+// or format asks for a credential: MCP forbids servers to request
+// sensitive information in form mode, and a phishing server asks for the
+// user's password in a dialog the client draws. The text is read as words
+// (snake_case, camelCase, kebab-case and prose alike), so "secretary" and
+// "tokenizer" are not credentials and "userPassword" is.
+func asksForSecret(text string) bool {
+	words := fieldWords(canon.Visible(text))
+	for i, w := range words {
+		if secretWords[w] {
+			return true
+		}
+		if i > 0 && secretPairs[words[i-1]+" "+w] {
+			return true
+		}
+	}
+	return false
+}
+
+var secretWords = map[string]bool{
+	"password": true, "passwords": true, "passwd": true, "pwd": true, "passphrase": true, "passcode": true,
+	"secret": true, "secrets": true, "token": true, "tokens": true, "apikey": true, "credential": true,
+	"credentials": true, "pin": true, "otp": true, "totp": true, "mfa": true, "2fa": true, "ssn": true,
+	"cvv": true, "cvc": true, "iban": true,
+}
+
+var secretPairs = map[string]bool{
+	"api key": true, "access key": true, "private key": true, "secret key": true, "credit card": true,
+	"card number": true, "one time": true, "security code": true, "social security": true, "recovery code": true,
+	"seed phrase": true,
+}
+
+// fieldWords splits text into lower-case words at every character that is
+// not a letter or digit and at camelCase boundaries.
+func fieldWords(text string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	var prev rune
+	for _, r := range text {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return words
+}
 
 // JudgeServerRequest decides on a request of the server's to the client
 // (method and params as sent). Server requests the policy covers are
@@ -186,7 +242,7 @@ func (s *Session) judgeRequestContent(kind string, params jsontext.Value, d *Ser
 				continue
 			}
 			for _, text := range []string{name, prop.Title, prop.Description, prop.Format} {
-				if secretAsk.MatchString(canon.Visible(text)) {
+				if asksForSecret(text) {
 					return "server_requests.elicitation_form", CodeServerRequest, "a form elicitation asks for a credential (field " + clean(name) + "); MCP forbids sensitive information in form mode"
 				}
 			}

@@ -199,3 +199,17 @@ func TestInputRequestsBounded(t *testing.T) {
 		t.Errorf("10000 inputRequests: reason %q, %d log lines", reason, lines)
 	}
 }
+
+func TestAsksForSecret(t *testing.T) {
+	for text, want := range map[string]bool{
+		"password": true, "userPassword": true, "github_token": true, "API key": true, "apiKey": true, "api-key": true,
+		"Your one-time code": true, "Enter your PIN": true, "credit card number": true, "OTP": true, "Passphrase": true,
+		"pass\u200bword": true,
+		"secretary": false, "tokenizer": false, "Your name": false, "Full name": false, "email": false, "pinned note": false,
+		"spinning": false, "compass": false, "Keyboard layout": false, "date-time": false,
+	} {
+		if got := asksForSecret(text); got != want {
+			t.Errorf("asksForSecret(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
