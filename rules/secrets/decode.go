@@ -26,8 +26,8 @@ import (
 //
 // A reading undoes, in one pass, the escapes that hide a credential
 // character by character: percent-encoding, literal \uXXXX, \UXXXXXXXX,
-// \u{X} and \xHH text (JSON, JavaScript, Python and C escapes, any code
-// point), HTML character references, invisible format characters and
+// \u{X} and \xHH text and the one-letter escapes (JSON, JavaScript,
+// Python and C escapes, any code point), HTML character references, invisible format characters and
 // soft hyphens (canon.Invisible), and fullwidth forms
 // (golang.org/x/text/width). The pass repeats while it changes anything,
 // up to maxRounds times (a 4x percent-encoded token). Then every run of
@@ -186,13 +186,26 @@ func narrow(r rune) rune {
 }
 
 // backslashEscape reads a literal escape at the start of s (\xHH, \uXXXX
-// with a surrogate pair, \UXXXXXXXX, \u{X...}) and returns what it
-// spells and its length; 0 when there is none.
+// with a surrogate pair, \UXXXXXXXX, \u{X...}, and \\ \" \' \/ \n \r
+// \t: JSON written inside text, as a tool that prints its environment
+// as JSON does) and returns what it spells and its length; 0 when there
+// is none.
 func backslashEscape(s string, buf []byte) ([]byte, int) {
-	if len(s) < 4 {
+	if len(s) < 2 {
+		return nil, 0
+	}
+	if len(s) < 4 && (s[1] == 'x' || s[1] == 'u' || s[1] == 'U') {
 		return nil, 0
 	}
 	switch s[1] {
+	case '\\', '"', '\'', '/':
+		return append(buf, s[1]), 2
+	case 'n':
+		return append(buf, '\n'), 2
+	case 'r':
+		return append(buf, '\r'), 2
+	case 't':
+		return append(buf, '\t'), 2
 	case 'x':
 		if rawjson.IsHex(s[2]) && rawjson.IsHex(s[3]) {
 			return append(buf, rawjson.Unhex(s[2])<<4|rawjson.Unhex(s[3])), 4

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ownCases are true examples of mcpguard's own formats and of private
@@ -185,6 +187,28 @@ func TestStrongWord(t *testing.T) {
 		}
 		if got := strongWord(x); got != want {
 			t.Fatalf("strongWord(% x) = %x, want %x", b, got, want)
+		}
+	}
+}
+
+// TestKeyPartsRaw: the part of a key `tail` returns, ending in a short
+// last line, is found in the raw JSON too (a \n escape before a line is
+// not part of it).
+func TestKeyPartsRaw(t *testing.T) {
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	lines := strings.Split(pemBlock(r, "RSA PRIVATE KEY", 6300), "\n")
+	for _, part := range []string{
+		strings.Join(lines[len(lines)-4:], "\n"), // two body lines, the short last one, END
+		strings.Join(lines[:3], "\n"),            // BEGIN and two body lines
+		"-----BEGIN+RSA+PRIVATE+KEY-----%0A" + strings.Join(lines[1:4], "%0A"),
+	} {
+		q, _ := jsontext.AppendQuote(nil, part)
+		if sc.RawClean(q) || sc.Check(part) == nil {
+			t.Errorf("not found: %q", part)
 		}
 	}
 }

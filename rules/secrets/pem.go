@@ -17,8 +17,9 @@ import (
 const minKeyBody = 32
 
 var (
-	keyBegin = regexp.MustCompile(`^(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-	keyEnd   = regexp.MustCompile(`^(?i)-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	// A + for a space: the header of a key sent in a URL's query.
+	keyBegin = regexp.MustCompile(`^(?i)-----BEGIN[ +A-Z0-9_-]{0,100}PRIVATE[ +]KEY(?:[ +]BLOCK)?-----`)
+	keyEnd   = regexp.MustCompile(`^(?i)-----END[ +A-Z0-9_-]{0,100}PRIVATE[ +]KEY(?:[ +]BLOCK)?-----`)
 )
 
 // keyScans are the rules read by a scan rather than their regex.
@@ -85,7 +86,8 @@ func keyUntil(s string, at int) (int, int, bool) {
 			break
 		}
 		start := prev
-		for start > 0 && (bodyByte[s[start-1]] || s[start-1] == ' ' || s[start-1] == '\t') {
+		for start > 0 && (bodyByte[s[start-1]] || s[start-1] == ' ' || s[start-1] == '\t') &&
+			!(start >= 2 && s[start-2] == '\\') { // not the n of a \n
 			start--
 		}
 		if start == prev {

@@ -248,9 +248,11 @@ func (sc *Scanner) findDecoded(s string, depth int) []Finding {
 			}
 		}
 	}
-	if strings.IndexByte(s, '+') >= 0 && nextPercent(s, 0) >= 0 {
-		// A URL's query reads + as a space; the reading is as long as s.
-		fs = append(fs, sc.findDecoded(strings.ReplaceAll(s, "+", " "), depth-1)...)
+	if len(rounds) > 0 && strings.IndexByte(text, '+') >= 0 && nextPercent(s, 0) >= 0 {
+		// A URL's query reads + as a space: a reading as long as text.
+		for _, f := range sc.findDecoded(strings.ReplaceAll(text, "+", " "), depth-1) {
+			fs = append(fs, mapBack(f, rounds))
+		}
 	}
 	encodedRuns(text, func(run encodedRun) bool {
 		enc := text[run.lo:run.hi]
