@@ -24,35 +24,41 @@ func decoder(b []byte) *jsontext.Decoder { return jsontext.NewDecoder(bytes.NewB
 // returns the first error fn returns, or an error when obj is not a JSON
 // object. It is the one member walker of the policy layer's readers.
 func EachMember(obj []byte, fn func(name string, v jsontext.Value) error) error {
-	_, err := eachMember(obj, func(name string, v jsontext.Value, _ int) (bool, error) {
+	_, err := eachMember(obj, func(name string, v jsontext.Value, _, _ int) (bool, error) {
 		return true, fn(name, v)
 	})
 	return err
 }
 
-// eachMember walks obj's members, giving fn each value's end offset in
-// obj; fn returns false to stop. It returns whether fn stopped.
-func eachMember(obj []byte, fn func(name string, v jsontext.Value, end int) (bool, error)) (bool, error) {
+// eachMember walks obj's members, giving fn the offsets in obj where each
+// member's text starts (the end of the previous value, or of '{': the
+// comma and spacing before it included) and where its value ends; fn
+// returns false to stop. closing is the offset of the final '}', or -1
+// when fn stopped.
+func eachMember(obj []byte, fn func(name string, v jsontext.Value, start, end int) (bool, error)) (closing int, err error) {
 	d := decoder(obj)
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return false, errNotObject
+		return -1, errNotObject
 	}
 	for d.PeekKind() != '}' {
+		start := int(d.InputOffset())
 		tok, err := d.ReadToken()
 		if err != nil {
-			return false, err
+			return -1, err
 		}
 		name := tok.String()
 		v, err := d.ReadValue()
 		if err != nil {
-			return false, err
+			return -1, err
 		}
-		if more, err := fn(name, v, int(d.InputOffset())); !more || err != nil {
-			return !more, err
+		if more, err := fn(name, v, start, int(d.InputOffset())); !more || err != nil {
+			return -1, err
 		}
 	}
-	_, err := d.ReadToken()
-	return false, err
+	if _, err := d.ReadToken(); err != nil {
+		return -1, err
+	}
+	return int(d.InputOffset()) - 1, nil
 }
 
 // EachElement calls fn with the index and the raw value of each element
@@ -81,12 +87,11 @@ func EachElement(arr []byte, fn func(i int, v jsontext.Value) error) error {
 // named name, or nil when obj is not an object or has no such member.
 func Member(obj []byte, name string) jsontext.Value {
 	var found jsontext.Value
-	eachMember(obj, func(n string, v jsontext.Value, _ int) (bool, error) {
+	eachMember(obj, func(n string, v jsontext.Value, _, _ int) (bool, error) {
 		if n == name {
 			found = v
-			return false, nil
 		}
-		return true, nil
+		return found == nil, nil
 	})
 	return found
 }
@@ -98,54 +103,39 @@ func Member(obj []byte, name string) jsontext.Value {
 // only what it means to. It returns an error when obj is not a JSON
 // object.
 func SetMember(obj []byte, name string, v []byte) ([]byte, error) {
-	d := decoder(obj)
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, errNotObject
-	}
+	var out []byte
 	first := true
-	for d.PeekKind() != '}' {
-		start := int(d.InputOffset()) // the end of the previous member, or of '{'
-		tok, err := d.ReadToken()
-		if err != nil {
-			return nil, err
-		}
-		n := tok.String()
-		old, err := d.ReadValue()
-		if err != nil {
-			return nil, err
-		}
-		end := int(d.InputOffset())
+	closing, err := eachMember(obj, func(n string, old jsontext.Value, start, end int) (bool, error) {
 		if n != name {
 			first = false
-			continue
+			return true, nil
 		}
-		if v != nil {
-			return splice(obj, end-len(old), end, v), nil
+		switch comma := bytes.IndexByte(obj[end:], ','); {
+		case v != nil:
+			out = splice(obj, end-len(old), end, v)
+		case !first || comma < 0:
+			out = splice(obj, start, end, nil) // with the comma before it
+		default:
+			out = splice(obj, start, end+comma+1, nil) // the first of several: the comma after it
 		}
-		if !first || d.PeekKind() == '}' {
-			return splice(obj, start, end, nil), nil // with the comma before it
-		}
-		// The first of several: the comma after it goes.
-		comma := end + bytes.IndexByte(obj[end:], ',')
-		return splice(obj, start, comma+1, nil), nil
-	}
-	if _, err := d.ReadToken(); err != nil {
+		return false, nil
+	})
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if v == nil {
+	case out != nil:
+		return out, nil
+	case v == nil:
 		return bytes.Clone(obj), nil
 	}
-	closing := int(d.InputOffset()) - 1
 	add := make([]byte, 0, len(name)+len(v)+4)
 	if !first {
 		add = append(add, ',')
 	}
-	add, err := jsontext.AppendQuote(add, name)
-	if err != nil {
+	if add, err = jsontext.AppendQuote(add, name); err != nil {
 		return nil, err
 	}
-	add = append(append(add, ':'), v...)
-	return splice(obj, closing, closing, add), nil
+	return splice(obj, closing, closing, append(append(add, ':'), v...)), nil
 }
 
 // splice returns a copy of b with b[i:j] replaced by with.
