@@ -119,6 +119,7 @@ const controlRemediation = "Remove control, bidi, zero-width and other invisible
 
 // Check rejects value if it holds a forbidden character or is not UTF-8.
 func (*ControlChars) Check(value string) *Finding {
+	plain := true // printable ASCII only: nothing text acts on
 	for i := 0; i < len(value); {
 		if i += printableRun(value[i:]); i == len(value) {
 			break
@@ -133,9 +134,10 @@ func (*ControlChars) Check(value string) *Finding {
 		if r == 0xAD || r == 0xFEFF {
 			return controlFinding()
 		}
+		plain = false
 		i += size
 	}
-	if canon.Text(value) != value {
+	if !plain && canon.Text(value) != value {
 		return controlFinding()
 	}
 	return nil
