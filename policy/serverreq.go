@@ -218,7 +218,7 @@ func (s *Session) judgeRequestContent(kind string, params jsontext.Value, d *Ser
 			return "server_requests.elicitation_url", CodeServerRequest, "a URL elicitation without a url string"
 		}
 		if f := s.p.serverRequests.url.Check(canon.Text(p.URL)); f != nil {
-			return "url", urlcheck.Code, "the elicitation url " + f.Reason
+			return "url", urlcheck.Code, "the elicitation's " + f.Reason
 		}
 		if canon.Text(p.URL) != p.URL {
 			return "url", urlcheck.Code, "the elicitation url holds control, invisible or escape characters"
@@ -361,6 +361,6 @@ func (s *Session) LogServerRequest(d ServerRequestDecision) { s.logServerRequest
 // RejectionOf is the rejection object of a refused server request, for the
 // JSON-RPC error the server gets in place of the client's answer.
 func (d ServerRequestDecision) RejectionOf() *message.Rejection {
-	return &message.Rejection{ErrorCode: d.Code, Error: "mcpguard refused the request: " + d.Reason + " (policy entry " + d.Rule + ")",
+	return &message.Rejection{ErrorCode: d.Code, Error: "mcpguard refused the request: " + d.Reason + " (policy entry " + d.Rule + ")", Reason: d.Reason,
 		Summary: "Server request refused by policy", Remediation: "The client's policy does not allow this request; do not retry it.", Rule: d.Rule}
 }

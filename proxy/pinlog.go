@@ -62,7 +62,11 @@ func (r *relay) logServerRequest(d policy.ServerRequestDecision, id jsontext.Val
 	for _, f := range d.Findings {
 		findings = append(findings, eventlog.Clean(f.String()))
 	}
-	msg := "server request " + d.Kind + " " + d.Action
+	what := d.Kind
+	if what == "" {
+		what = d.Method
+	}
+	msg := "server request " + what + " " + d.Action
 	if d.Reason != "" {
 		msg += ": " + d.Reason
 	}
@@ -72,7 +76,9 @@ func (r *relay) logServerRequest(d policy.ServerRequestDecision, id jsontext.Val
 	r.log.Log(eventlog.Event{Level: level, Event: ev, Direction: eventlog.Egress, Method: d.Method, ID: logID(id),
 		ErrorCode: d.Code, Rule: d.Rule, Action: eventlog.Action(d.Action), Message: msg, PolicyText: true,
 		Extra: func(e *zerolog.Event) {
-			e.Str("kind", d.Kind)
+			if d.Kind != "" {
+				e.Str("kind", d.Kind)
+			}
 			if d.Key != "" {
 				e.Str("input_request", d.Key)
 			}
