@@ -205,7 +205,7 @@ func TestAsksForSecret(t *testing.T) {
 		"password": true, "userPassword": true, "github_token": true, "API key": true, "apiKey": true, "api-key": true,
 		"Your one-time code": true, "Enter your PIN": true, "credit card number": true, "OTP": true, "Passphrase": true,
 		"pass\u200bword": true,
-		"secretary": false, "tokenizer": false, "Your name": false, "Full name": false, "email": false, "pinned note": false,
+		"secretary":      false, "tokenizer": false, "Your name": false, "Full name": false, "email": false, "pinned note": false,
 		"spinning": false, "compass": false, "Keyboard layout": false, "date-time": false,
 	} {
 		if got := asksForSecret(text); got != want {
