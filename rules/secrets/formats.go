@@ -19,7 +19,7 @@ var ownRules = []ruleSpec{
 		secretGroup: 1, keywords: []string{"secret_access_key", "secretaccesskey"}},
 	{id: "aws-session-token", regex: `(?i)session_?token\\?["']?\s*[:=]\s*\\?["']?([A-Za-z0-9/+=]{100,})`,
 		secretGroup: 1, keywords: []string{"session_token", "sessiontoken"}},
-	{id: "credential-assignment", regex: `(?i)\b([A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|_PAT|_PWD|_PASS))\\?["']?[ \t]*[:=][ \t]*\\?["']?([^\s"'\x60;,()\[\]{}<>]{8,200})`,
+	{id: "credential-assignment", regex: `(?i)\b([A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|_PAT|_PWD|_PASS))\\?["']?[ \t]*[:=][ \t]*\\?["']?([^\s"'\x60;,()\[\]{}<>\\:]{8,200})(?:[\s"'\x60;,&#\\]|$)`,
 		secretGroup: 2, keywords: []string{"password", "passwd", "secret", "token", "api_key", "apikey", "access_key", "accesskey", "private_key", "credential", "_pat", "_pwd", "_pass"}},
 	{id: "url-password", regex: `\b[A-Za-z][A-Za-z0-9+.-]{1,20}://([^\s:/?#@"'\x60<>]{1,128}):([^\s/?#@"'\x60<>]{1,256})@[A-Za-z0-9\[._-]`,
 		secretGroup: 2, keywords: []string{"://"}},
@@ -51,7 +51,7 @@ var ownValid = map[string]func(secret, match string) bool{
 		if i := strings.IndexAny(name, "\"' \t:="); i >= 0 {
 			name = name[:i]
 		}
-		return credentialName(name) && secretLike(secret)
+		return credentialName(name) && !camelCase(name) && secretLike(secret)
 	},
 	"url-password": func(secret, match string) bool {
 		user := match[strings.Index(match, "://")+3:]
@@ -60,7 +60,7 @@ var ownValid = map[string]func(secret, match string) bool{
 	},
 	"netrc-password":       func(secret, _ string) bool { return !placeholder(secret) },
 	"pgpass-password":      func(secret, _ string) bool { return !placeholder(secret) },
-	"authorization-header": func(secret, _ string) bool { return !placeholder(secret) },
+	"authorization-header": func(secret, _ string) bool { return !placeholder(secret) && !placeholderBasic(secret) },
 	"bearer-token":         func(secret, _ string) bool { return !placeholder(secret) && secretLike(secret) },
 	"docker-config-auth": func(secret, _ string) bool {
 		d, err := base64.StdEncoding.DecodeString(secret)
@@ -73,7 +73,8 @@ var ownValid = map[string]func(secret, match string) bool{
 // a credential.
 var placeholderRe = regexp.MustCompile(`(?i)^[_\-.*]*(?:my|your|the|some|example|sample|dummy|fake|test|default|new|old)?[_\-.]?` +
 	`(?:pass(?:word|wd)?|pwd|secret|changeme|change[_-]?me|example|placeholder|redacted|hidden|xxx+|\*+|none|null|nil|empty|` +
-	`token|key|api[_-]?key|password[_-]?here|secret[_-]?here|token[_-]?here|value|foo|bar|baz|foobar|test|user(?:name)?|admin|root|guest|postgres|mysql|hunter2|letmein|qwerty|abc123|123456+)` +
+	`token|key|api[_-]?key|password[_-]?here|secret[_-]?here|token[_-]?here|value|foo|bar|baz|foobar|test|user(?:name)?|admin|root|guest|postgres|mysql|hunter2|letmein|qwerty|abc123|123456+|` +
+	`open[_-]?sesame|string|str|bytes|int|bool)` +
 	`[_\-.]?(?:here|goes[_-]?here|\d{0,4})[_\-.*]*$`)
 
 // placeholder reports whether a value is a stand-in, not a credential:
@@ -82,10 +83,17 @@ var placeholderRe = regexp.MustCompile(`(?i)^[_\-.*]*(?:my|your|the|some|example
 // repeated (xxxxxxxx, ********).
 func placeholder(v string) bool {
 	// AWS's documentation key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY.
-	if v == "" || templated(v) || placeholderRe.MatchString(v) || strings.Contains(strings.ToLower(v), "example") {
+	if v == "" || templated(v) || placeholderRe.MatchString(v) || strings.Contains(strings.ToLower(v), "example") || rfcExamples[v] {
 		return true
 	}
 	return strings.Count(v, v[:1]) == len(v)
+}
+
+// rfcExamples are the credentials RFC 6749 (OAuth 2.0) and RFC 7617
+// (Basic) publish as examples, which documentation copies.
+var rfcExamples = map[string]bool{
+	"2YotnFZFEjr1zCsicMWpAA": true, "tGzv3JOkF0XG5Qx2TlKWIA": true, "czZCaGRSa3F0MzpnWDFmQmF0M2JW": true,
+	"SplxlOBeZQQYbYS6WxSbIA": true, "8xLOxBtZp8": true, "gX1fBat3bV": true, "QWxhZGRpbjpvcGVuIHNlc2FtZQ==": true,
 }
 
 func templated(v string) bool {
@@ -95,9 +103,9 @@ func templated(v string) bool {
 }
 
 // identPath matches what code assigns to a credential-named variable
-// without it being one: a name or a dotted path (os.environ, self.token,
-// config.db_password).
-var identPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+// without it being one: a name without digits, or a dotted path
+// (os.environ, self.token, ed25519.Ed25519PrivateKey).
+var identPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z_]*$|^[A-Za-z_&*][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
 
 // secretLike reports whether an assigned value looks like a secret
 // rather than code or prose: not a placeholder, not a name or dotted
@@ -177,4 +185,30 @@ func netrcAround(s string, at, n int) bool {
 	}
 	before := strings.ToLower(s[max(0, at-256):at])
 	return strings.Contains(before, "login") || strings.Contains(before, "machine")
+}
+
+// camelCase reports whether a name has a lower-case letter followed by a
+// capital (sharedSecret, SharedSecret): a name in code, where a value is
+// a test vector as often as a credential, and where gitleaks' format
+// rules judge the values that have a known shape. Configuration and
+// environment names (DB_PASSWORD, db_password, client-secret, token) are
+// not camel case.
+func camelCase(name string) bool {
+	for i := 1; i < len(name); i++ {
+		if name[i-1] >= 'a' && name[i-1] <= 'z' && name[i] >= 'A' && name[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// placeholderBasic reports whether a Basic credential decodes to a
+// user and a placeholder password (RFC 7617's Aladdin:open sesame).
+func placeholderBasic(v string) bool {
+	d, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return false
+	}
+	_, pw, ok := strings.Cut(string(d), ":")
+	return ok && placeholder(strings.ReplaceAll(pw, " ", ""))
 }

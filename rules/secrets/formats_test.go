@@ -89,6 +89,15 @@ var ownFalse = []string{
 	"if token_type == 'Bearer' and token:",
 	"PASSWORD_MIN_LENGTH=12",
 	"Secret: the secret of the recipe is butter",
+	`"secret":                               "\u3299\ufe0f",`,
+	`SharedSecret: "46fc62106420ff012e54a434fbdd2d25ccc5852060561e68040dd7778997bd7b",`,
+	"type netrcLine struct {\n\tmachine  string\n\tlogin    string\n\tpassword string\n}",
+	"Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+	"		Secret: Bug4Secret{1},",
+	"	password = base64.StdEncoding.EncodeToString(pwd[:]) + \"_-As@!%*\"",
+	"        private_key: ed25519.Ed25519PrivateKey, f_priv: _FragList",
+	"		// 	groupname:password:GID:user_list",
+	`            "access_token":"2YotnFZFEjr1zCsicMWpAA",`,
 }
 
 func TestOwnFormats(t *testing.T) {
