@@ -191,13 +191,14 @@ func TestGuardedStdinEOFKillsGroup(t *testing.T) {
 	}{
 		{"polite", nil, 10 * time.Second},
 		// grace, SIGTERM, grace, SIGKILL: bounded by twice the grace period
-		// (3s by default) plus slack.
-		{"stubborn", []string{"-ignore-eof", "-ignore-term"}, 15 * time.Second},
+		// (1 s here) plus slack.
+		{"stubborn", []string{"-ignore-eof", "-ignore-term"}, 10 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "pids")
 			argv := append([]string{testserverBin, "-sleeper", "300", "-pidfile", pidFile}, tc.flags...)
-			p := startGuardedRaw(t, nil, argv...)
+			t.Parallel()
+			p := startGuardedRaw(t, &guardOpts{Args: []string{"--grace", "1"}}, argv...)
 			p.initialize()
 			server, sleeper := readPids(t, pidFile)
 			t.Cleanup(func() { // never leave them behind, whatever happened
