@@ -215,9 +215,10 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 	close(d.stderrDone)
 	fake.d = d
 
-	var log lockedBuffer
+	logR, logW := io.Pipe()
+	log := newReceiver(logR)
 	cfg := Config{
-		Argv: []string{"conformance-server"}, Policy: pol, Log: eventlog.New(&log, "conformance"),
+		Argv: []string{"conformance-server"}, Policy: pol, Log: eventlog.New(logW, "conformance"),
 		Stdin: agentInR, Stdout: agentOutW, Stderr: io.Discard,
 	}.withDefaults()
 
@@ -238,14 +239,15 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 
 	serve(cfg, d)
 	agentOutW.Close()
+	logW.Close()
 	agentInR.CloseWithError(io.ErrClosedPipe) // an agent script still waiting ends
 	synctest.Wait()
 	if !fake.done() {
 		t.Errorf("the server script had not ended when the relay returned")
 	}
 	var logged []string
-	for _, l := range lines(log.Bytes()) {
-		logged = append(logged, withoutNonce(stableEvent(t, l)))
+	for _, l := range log.all() {
+		logged = append(logged, stableEvent(t, l))
 	}
 	return conformanceRun{toServer: server.all(), toAgent: agent.all(), log: logged}
 }
@@ -457,21 +459,4 @@ func (s *scriptedServer) done() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ended
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.b.Bytes())
 }
