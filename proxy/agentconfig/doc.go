@@ -104,9 +104,11 @@
 // DIR/CLIENT[-PROJECT-HASH]-NAME.yaml (-2, -3 for names that reduce alike
 // in one run), referenced by absolute path: a copy of
 // the shipped policy written for its package when one fits
-// (@modelcontextprotocol/server-filesystem, -memory, -everything,
-// mcp-server-git, mcp-server-fetch, github-mcp-server; matched on the
-// command's words with versions, paths and image tags stripped), else,
+// (the packages and binaries of the shipped table: the reference
+// servers, mcp-server-git, mcp-server-fetch, github-mcp-server,
+// @playwright/mcp, chrome-devtools-mcp, desktop-commander, context7,
+// notion, supabase, sentry, firecrawl, kubernetes and more; matched on
+// the command's words with versions, paths and image tags stripped), else,
 // with --init, the starter policy `mcpguard init` writes (it starts the
 // server with mcpguard's environment, not the entry's env or cwd). A file
 // already in DIR is used as it is and never overwritten. When init fails,

@@ -33,6 +33,21 @@ var shipped = []struct {
 	{"git.yaml", []string{"mcp-server-git", "mcp_server_git"}},
 	{"fetch.yaml", []string{"mcp-server-fetch", "mcp_server_fetch"}},
 	{"github.yaml", []string{"github-mcp-server", "ghcr.io/github/github-mcp-server"}},
+	{"playwright.yaml", []string{"@playwright/mcp", "playwright-mcp"}},
+	{"chrome-devtools.yaml", []string{"chrome-devtools-mcp"}},
+	{"desktop-commander.yaml", []string{"@wonderwhy-er/desktop-commander", "desktop-commander"}},
+	{"context7.yaml", []string{"@upstash/context7-mcp", "context7-mcp"}},
+	{"notion.yaml", []string{"@notionhq/notion-mcp-server", "notion-mcp-server"}},
+	{"sequential-thinking.yaml", []string{"@modelcontextprotocol/server-sequential-thinking", "mcp-server-sequential-thinking"}},
+	{"puppeteer.yaml", []string{"@modelcontextprotocol/server-puppeteer", "mcp-server-puppeteer"}},
+	{"postgres.yaml", []string{"@modelcontextprotocol/server-postgres", "mcp-server-postgres"}},
+	{"slack.yaml", []string{"@modelcontextprotocol/server-slack", "mcp-server-slack"}},
+	{"brave-search.yaml", []string{"@modelcontextprotocol/server-brave-search", "mcp-server-brave-search"}},
+	{"gitlab.yaml", []string{"@modelcontextprotocol/server-gitlab", "mcp-server-gitlab"}},
+	{"supabase.yaml", []string{"@supabase/mcp-server-supabase", "mcp-server-supabase"}},
+	{"sentry.yaml", []string{"@sentry/mcp-server", "sentry-mcp"}},
+	{"firecrawl.yaml", []string{"firecrawl-mcp"}},
+	{"kubernetes.yaml", []string{"mcp-server-kubernetes"}},
 }
 
 // ShippedPolicy returns the shipped policy file written for the server

@@ -389,6 +389,7 @@ func TestWrapPlacesPolicies(t *testing.T) {
 		"claude-code-" + project + "-everything.yaml": "everything.yaml",
 		"cursor-" + project + "-fetch.yaml":           "fetch.yaml",
 		"vscode-" + project + "-memory.yaml":          "memory.yaml",
+		"vscode-playwright.yaml":                      "playwright.yaml",
 	}
 	for name, src := range shippedCopies {
 		got, err := os.ReadFile(filepath.Join(dir, name))
@@ -400,11 +401,11 @@ func TestWrapPlacesPolicies(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "windsurf-git.yaml")); !bytes.Equal(got, mine) {
 		t.Error("an existing policy was overwritten")
 	}
-	wantInit := map[string]bool{"notion": true, "sqlite": true, "playwright": true, "pythonTools": true, "coverctl": true}
+	wantInit := map[string]bool{"notion": true, "sqlite": true, "pythonTools": true, "coverctl": true}
 	if len(inits) != len(wantInit) {
 		t.Errorf("init ran for %q, want the %d servers no shipped policy fits", inits, len(wantInit))
 	}
-	for _, name := range []string{"claude-desktop-notion.yaml", "claude-desktop-sqlite.yaml", "vscode-playwright.yaml", "gemini-pythontools.yaml"} {
+	for _, name := range []string{"claude-desktop-notion.yaml", "claude-desktop-sqlite.yaml", "gemini-pythontools.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("no starter policy %s: %v", name, err)
 		}
@@ -445,6 +446,21 @@ func TestShippedPolicy(t *testing.T) {
 		{[]string{"python", "-m", "mcp_server_git"}, "git.yaml"},
 		{[]string{"docker", "run", "-i", "--rm", "ghcr.io/github/github-mcp-server:v0.20.0"}, "github.yaml"},
 		{[]string{`C:\tools\github-mcp-server.exe`, "stdio"}, "github.yaml"},
+		{[]string{"npx", "@playwright/mcp@0.0.83", "--headless"}, "playwright.yaml"},
+		{[]string{"npx", "-y", "chrome-devtools-mcp@latest", "--no-usage-statistics"}, "chrome-devtools.yaml"},
+		{[]string{"npx", "-y", "@wonderwhy-er/desktop-commander"}, "desktop-commander.yaml"},
+		{[]string{"npx", "-y", "@upstash/context7-mcp", "--api-key", "k"}, "context7.yaml"},
+		{[]string{"npx", "-y", "@notionhq/notion-mcp-server"}, "notion.yaml"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-sequential-thinking"}, "sequential-thinking.yaml"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-puppeteer"}, "puppeteer.yaml"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-postgres", "postgresql://localhost/db"}, "postgres.yaml"},
+		{[]string{"/usr/local/bin/mcp-server-slack"}, "slack.yaml"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-brave-search"}, "brave-search.yaml"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-gitlab"}, "gitlab.yaml"},
+		{[]string{"npx", "-y", "@supabase/mcp-server-supabase@latest", "--read-only", "--project-ref=abc"}, "supabase.yaml"},
+		{[]string{"npx", "@sentry/mcp-server@0.39.0"}, "sentry.yaml"},
+		{[]string{"env", "FIRECRAWL_API_KEY=x", "npx", "-y", "firecrawl-mcp"}, "firecrawl.yaml"},
+		{[]string{"npx", "mcp-server-kubernetes"}, "kubernetes.yaml"},
 		{[]string{"npx", "-y", "@modelcontextprotocol/server-github"}, ""},
 		{[]string{"npx", "-y", "@modelcontextprotocol/server-filesystemx"}, ""},
 		{[]string{"npx", "-y", "mcp-remote", "https://x/mcp"}, ""},
