@@ -24,6 +24,11 @@ const (
 	// maxWords bounds the words one line may expand to (brace expansion
 	// multiplies them).
 	maxWords = 4096
+	// maxBytes and maxOpeners bound the parser's work: it recurses once
+	// per nested group or substitution, and a command line an agent sends
+	// is a few hundred bytes.
+	maxBytes   = 64 << 10
+	maxOpeners = 256
 )
 
 // field is one word as the shell passes it to a program. known is false
@@ -55,7 +60,17 @@ func (r *reader) line(src string) *rules.Finding {
 	if r.depth > maxDepth {
 		return refuse("shell command strings nested deeper than %d", maxDepth)
 	}
+	if len(src) > maxBytes {
+		return refuse("a command line longer than %d bytes", maxBytes)
+	}
+	openers := 0
 	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '(', '{', '`':
+			if openers++; openers > maxOpeners {
+				return refuse("more than %d groups, braces and substitutions in one command line", maxOpeners)
+			}
+		}
 		// NUL cuts the string where the shell's caller stops reading;
 		// bash keeps CR and other controls inside words where the
 		// parser drops them.

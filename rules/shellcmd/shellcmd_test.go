@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // corpus reads a testdata file: one command a line, # comments, a line
@@ -154,6 +155,8 @@ func TestProgramPaths(t *testing.T) {
 	}
 }
 
+// TestBounds: what would make the parser or the expansion work without
+// bound is refused, and the largest line allowed is judged quickly.
 func TestBounds(t *testing.T) {
 	c := testPolicies(t)["denylist"]
 	for _, cmd := range []string{
@@ -161,9 +164,22 @@ func TestBounds(t *testing.T) {
 		"echo {1..100000}",
 		strings.Repeat("sh -c '", 12) + "ls" + strings.Repeat("'", 12),
 		"ls \x00 x",
+		"echo " + strings.Repeat("a", 65<<10),
+		strings.Repeat("(", 300) + "ls" + strings.Repeat(")", 300),
 	} {
 		if c.Check(cmd) == nil {
 			t.Errorf("%.40q... passed", cmd)
+		}
+	}
+	for _, cmd := range []string{
+		strings.Repeat("(", 250) + "ls" + strings.Repeat(")", 250),
+		"echo " + strings.Repeat("'a'\"b\"", 10000),
+		strings.Repeat("git status; ", 5000),
+	} {
+		start := time.Now()
+		c.Check(cmd)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%.40q... took %v", cmd, d)
 		}
 	}
 }
