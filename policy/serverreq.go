@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
-	"strings"
-	"unicode"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -117,7 +115,7 @@ func serverRequestKind(method string, params jsontext.Value) (kind string, ok bo
 // (snake_case, camelCase, kebab-case and prose alike), so "secretary" and
 // "tokenizer" are not credentials and "userPassword" is.
 func asksForSecret(text string) bool {
-	words := fieldWords(canon.Visible(text))
+	words := canon.Words(canon.Visible(text))
 	for i, w := range words {
 		if secretWords[w] {
 			return true
@@ -140,34 +138,6 @@ var secretPairs = map[string]bool{
 	"api key": true, "access key": true, "private key": true, "secret key": true, "credit card": true,
 	"card number": true, "one time": true, "security code": true, "social security": true, "recovery code": true,
 	"seed phrase": true,
-}
-
-// fieldWords splits text into lower-case words at every character that is
-// not a letter or digit and at camelCase boundaries.
-func fieldWords(text string) []string {
-	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	var prev rune
-	for _, r := range text {
-		switch {
-		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
-			flush()
-		case unicode.IsUpper(r) && unicode.IsLower(prev):
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-		prev = r
-	}
-	flush()
-	return words
 }
 
 // JudgeServerRequest decides on a request of the server's to the client

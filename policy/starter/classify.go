@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // The generator guesses what a field holds from its member name (and, for
@@ -99,36 +101,9 @@ func isFreeText(name string) bool {
 	return freeTextNames[n] || hasSuffix(n, freeTextSuffixes)
 }
 
-// words splits a tool name into lower-case words at _, -, ., / and
-// camelCase boundaries: deleteFile, delete_file, delete-file → delete, file.
-func words(name string) []string {
-	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	rs := []rune(name)
-	for i, r := range rs {
-		switch {
-		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
-			flush()
-		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]))):
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-	}
-	flush()
-	return out
-}
-
 // destructive returns the first word of the tool name that sounds destructive.
 func destructive(name string) string {
-	for _, w := range words(name) {
+	for _, w := range canon.Words(name) {
 		if destructiveWords[w] {
 			return w
 		}
@@ -166,7 +141,7 @@ var urlNames = set("url", "urls", "href", "link", "endpoint", "webhook", "webhoo
 // configuration or allowed directories, reads the environment, or fetches
 // URLs. The words come from the tool's name and its fields' names.
 func dangers(name, description, commandField string, hasURLField bool) []string {
-	ws := words(name)
+	ws := canon.Words(name)
 	has := func(m map[string]bool) bool {
 		for _, w := range ws {
 			if m[w] {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -196,8 +197,8 @@ func TestWords(t *testing.T) {
 		"delete_file": "delete file", "deleteFile": "delete file", "force-push": "force push",
 		"getHTTPResponse": "get http response", "git_diff_unstaged": "git diff unstaged",
 	} {
-		if got := strings.Join(words(in), " "); got != want {
-			t.Errorf("words(%q) = %q, want %q", in, got, want)
+		if got := strings.Join(canon.Words(in), " "); got != want {
+			t.Errorf("canon.Words(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
