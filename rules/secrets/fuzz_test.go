@@ -124,6 +124,11 @@ func TestDenseKeywordsStayLinear(t *testing.T) {
 		"password=", "token: ", "x://a:b@", "Authorization: Bearer ", "de:ad:", "4142434445464748"} {
 		n := size / len(unit)
 		small, big := cost(strings.Repeat(unit, n/4)), cost(strings.Repeat(unit, n))
+		if big > 10*small+200*time.Millisecond {
+			// Measured again once: a loaded machine's pause in one run is
+			// not the scan's; a quadratic scan fails twice.
+			small, big = cost(strings.Repeat(unit, n/4)), cost(strings.Repeat(unit, n))
+		}
 		t.Logf("%q: x %d %v, x %d %v", unit, n/4, small, n, big)
 		if big > 10*small+200*time.Millisecond {
 			t.Errorf("%q: 4x the text took %v, %v for a quarter: not linear", unit, big, small)
