@@ -87,7 +87,9 @@ func base64Runs(s string) [][]string {
 	for _, tok := range strings.FieldsFunc(s, func(r rune) bool {
 		return unicode.IsSpace(r) || strings.ContainsRune("\"'`,;()[]{}<>:.|\\", r)
 	}) {
-		if base64ish(tok) {
+		// a chunk as long as the one before it belongs to the run even
+		// without a sign of its own (fixed-size chunking)
+		if base64ish(tok) || (len(cur) > 0 && len(tok) == len(cur[len(cur)-1]) && base64Alphabet(tok)) {
 			cur = append(cur, tok)
 			size += len(tok)
 			continue
@@ -116,6 +118,16 @@ func base64ish(tok string) bool {
 		}
 	}
 	return signal
+}
+
+func base64Alphabet(tok string) bool {
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("+/=-_", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func decodeBase64(s string) (string, bool) {
