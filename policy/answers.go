@@ -7,6 +7,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // Answer judges the agent's answer to a request of the server's (method
@@ -27,7 +28,7 @@ func (s *Session) Answer(method string, m *message.Message) Verdict {
 	if rej == nil {
 		return Verdict{}
 	}
-	if rej.ErrorCode != message.CodeMalformed {
+	if rej.ErrorCode != codes.Malformed {
 		rej.Error = "rejected MCP input: the client's answer to " + clean(method) + " carries a credential at " + rej.Field + " (policy entry " + rej.Rule + ")"
 	}
 	return Verdict{Rejection: rej, AsError: true, Code: jsonrpc2.CodeInvalidParams, Audit: s.p.Mode == Audit || audit}
@@ -47,7 +48,7 @@ func (s *Session) checkInputResponses(m *message.Message) (rej *message.Rejectio
 		return nil, false
 	}
 	rej, audit = s.scanAnswer(p.InputResponses)
-	if rej != nil && rej.ErrorCode != message.CodeMalformed {
+	if rej != nil && rej.ErrorCode != codes.Malformed {
 		rej.Field = "inputResponses." + rej.Field
 		rej.Error = "rejected MCP input: the client's inputResponses carry a credential at " + rej.Field + " (policy entry " + rej.Rule + ")"
 	}

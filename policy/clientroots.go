@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/rules"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // ErrBadRootsAnswer is RootsAnswer's error for an answer whose roots cannot
@@ -162,7 +163,7 @@ func (s *Session) inputRoots(m *message.Message) ([]string, *message.Rejection) 
 		InputResponses map[string]jsontext.Value `json:"inputResponses"`
 	}
 	if err := unmarshalLoose(m.Params, &p); err != nil {
-		return nil, &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(m.Name),
+		return nil, &message.Rejection{ErrorCode: codes.Malformed, Tool: clean(m.Name),
 			Error: "rejected MCP input: params.inputResponses cannot be decoded", Remediation: "Send inputResponses as an object of results."}
 	}
 	var bases []string
@@ -176,13 +177,13 @@ func (s *Session) inputRoots(m *message.Message) ([]string, *message.Rejection) 
 			} `json:"roots"`
 		}
 		if err := unmarshalLoose(resp, &r); err != nil {
-			return nil, &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(m.Name),
+			return nil, &message.Rejection{ErrorCode: codes.Malformed, Tool: clean(m.Name),
 				Error: "rejected MCP input: a roots answer in params.inputResponses cannot be decoded", Remediation: "Send roots as an array of {uri}."}
 		}
 		for _, root := range r.Roots {
 			path, ok := rootPath(root.URI)
 			if !ok || !acceptedBySome(scopes, root.URI) {
-				return nil, &message.Rejection{ErrorCode: rules.CodePathScope, Tool: clean(m.Name), Field: "inputResponses",
+				return nil, &message.Rejection{ErrorCode: codes.PathScope, Tool: clean(m.Name), Field: "inputResponses",
 					Error:       "rejected MCP input: a roots answer in params.inputResponses names a root outside every path_scope root of the policy",
 					Remediation: "Answer roots/list with directories inside the policy's roots."}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/codes"
 	"github.com/mcpguard/mcpguard/rules/shellcmd"
 	"github.com/mcpguard/mcpguard/rules/urlcheck"
 )
@@ -278,11 +279,11 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 			err = flags.WithValueShorts(r.ValueShorts)
 			rule.check = flags
 		}
-		rule.code = rules.CodeDangerousFlag
+		rule.code = codes.DangerousFlag
 	case "shell_metachars":
-		rule.check, rule.code = rules.NewShellMetachars(), rules.CodeShellMetachar
+		rule.check, rule.code = rules.NewShellMetachars(), codes.ShellMetachar
 	case "shell_command":
-		rule.code = shellcmd.Code
+		rule.code = codes.ShellCommand
 		var syntax []shellcmd.Syntax
 		if r.Syntax != nil {
 			syntax = make([]shellcmd.Syntax, len(r.Syntax))
@@ -294,11 +295,11 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 			Programs: r.Programs, DenyPrograms: r.DenyPrograms, Syntax: syntax, Env: r.Env,
 		})
 	case "control_chars":
-		rule.check, rule.code = rules.NewControlChars(), rules.CodeControlChars
+		rule.check, rule.code = rules.NewControlChars(), codes.ControlChars
 	case "pattern", "deny_pattern":
 		rule.code = r.Code
 		if rule.code == "" {
-			rule.code = rules.CodePattern
+			rule.code = codes.Pattern
 		}
 		if r.Check == "pattern" {
 			rule.check, err = rules.NewPattern(r.Pattern, r.Code, r.Remediation)
@@ -308,9 +309,9 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 	case "secrets":
 		// The scanner needs the known secrets of the environment; it is
 		// bound when they are learnt (learnSecrets).
-		rule.code = rules.CodeSecret
+		rule.code = codes.Secret
 	case "duration":
-		rule.code = rules.CodeTimeout
+		rule.code = codes.InvalidTimeout
 		var max time.Duration
 		if r.Max != "" {
 			if max, err = time.ParseDuration(r.Max); err == nil && max <= 0 {
@@ -321,12 +322,12 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 			rule.check = rules.NewDuration(max, r.AllowZero)
 		}
 	case "url":
-		rule.code = urlcheck.Code
+		rule.code = codes.URL
 		rule.check, err = urlcheck.New(urlcheck.Options{
 			Schemes: r.Schemes, AllowHosts: r.AllowHosts, DenyHosts: r.DenyHosts, DenyPrivate: r.DenyPrivate,
 		})
 	case "path_scope":
-		rule.code = rules.CodePathScope
+		rule.code = codes.PathScope
 		roots := make([]string, len(r.Roots))
 		for i, root := range r.Roots {
 			if roots[i], err = expandVars(root, lookup); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 func mustParse(t testing.TB, line string) *message.Message {
@@ -133,14 +134,14 @@ tools:
 	if got := call(`{"path":"a"}`); got != "allow" {
 		t.Errorf("valid call: %s", got)
 	}
-	if got := call(`{"path":7}`); got != CodeSchema {
+	if got := call(`{"path":7}`); got != codes.Schema {
 		t.Errorf("schema violation: %s", got)
 	}
-	if got := call(`{}`); got != CodeSchema {
+	if got := call(`{}`); got != codes.Schema {
 		t.Errorf("missing required: %s", got)
 	}
 	v := s.Ingress(mustParse(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{}}}`))
-	if v.Rejection == nil || v.Rejection.ErrorCode != CodeSchema {
+	if v.Rejection == nil || v.Rejection.ErrorCode != codes.Schema {
 		t.Errorf("a server schema with a network $ref must fail closed, got %+v", v.Rejection)
 	}
 }

@@ -13,14 +13,8 @@ import (
 	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/codes"
 	"github.com/mcpguard/mcpguard/rules/secrets"
-)
-
-// Rejection codes decided here rather than by a check in package rules.
-const (
-	CodeToolDenied = "INPUT_REJECTED_TOOL_DENIED"
-	CodeSchema     = "INPUT_REJECTED_SCHEMA"
-	CodeOther      = "INPUT_REJECTED_OTHER"
 )
 
 // Ingress judges a request or notification from the agent by its method,
@@ -38,7 +32,7 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 			return Verdict{}
 		}
 		return Verdict{Rejection: &message.Rejection{
-			ErrorCode:   message.CodeMalformed,
+			ErrorCode:   codes.Malformed,
 			Error:       "rejected MCP input: " + clean(m.Method) + " is a request method sent without an id (as a notification); it is not forwarded",
 			Remediation: "Send requests with an id.",
 			Tool:        clean(m.Name),
@@ -111,7 +105,7 @@ func (s *Session) checkToolCall(m *message.Message, extra []string) *message.Rej
 	}
 	if d.denied {
 		return &message.Rejection{
-			ErrorCode:   CodeToolDenied,
+			ErrorCode:   codes.ToolDenied,
 			Error:       "rejected MCP input: tool " + clean(tool) + " is not allowed by policy entry " + d.rule,
 			Reason:      "tool " + clean(tool) + " is not allowed",
 			Remediation: "Use one of the tools the policy allows (see tools/list).",
@@ -153,7 +147,7 @@ func (s *Session) checkToolCall(m *message.Message, extra []string) *message.Rej
 			return s.unknownSchema(tool)
 		case sch == nil:
 			return &message.Rejection{
-				ErrorCode:   CodeSchema,
+				ErrorCode:   codes.Schema,
 				Error:       "rejected MCP input: the server's input schema for tool " + clean(tool) + " cannot be enforced (it does not compile, or has a $ref that cannot be resolved offline)",
 				Reason:      "the server's input schema for tool " + clean(tool) + " cannot be enforced",
 				Remediation: "Fix the server's inputSchema, or set server_schema: off for this tool.",
@@ -184,7 +178,7 @@ func (s *Session) unknownSchema(tool string) *message.Rejection {
 		remediation = "Call a tool the server lists (see tools/list)."
 	}
 	return &message.Rejection{
-		ErrorCode: CodeSchema, Error: "rejected MCP input: " + reason, Reason: reason,
+		ErrorCode: codes.Schema, Error: "rejected MCP input: " + reason, Reason: reason,
 		Remediation: remediation, Tool: clean(tool), Rule: "server_schema", Retryable: !listed,
 	}
 }
@@ -192,7 +186,7 @@ func (s *Session) unknownSchema(tool string) *message.Rejection {
 // parseArgs decodes the raw arguments of a call of tool into w's tree.
 func (w *walker) parseArgs(raw []byte, tool string) *message.Rejection {
 	if w.tree.parse(raw) != nil {
-		return &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(tool),
+		return &message.Rejection{ErrorCode: codes.Malformed, Tool: clean(tool),
 			Error: "rejected MCP input: arguments cannot be decoded", Reason: "arguments cannot be decoded",
 			Remediation: "Send arguments as a JSON object."}
 	}
@@ -208,7 +202,7 @@ func schemaRejection(tool, rule, which string, errs []message.ValidationError, r
 		errs[i].InstancePath = clean(errs[i].InstancePath)
 	}
 	return &message.Rejection{
-		ErrorCode:        CodeSchema,
+		ErrorCode:        codes.Schema,
 		Error:            "rejected MCP input: arguments do not match " + which + " (policy entry " + rule + ")",
 		Reason:           "arguments do not match " + which,
 		Remediation:      "Send arguments that match the tool's input schema; see validation_errors.",
@@ -436,7 +430,7 @@ func (s *Session) checkListen(m *message.Message, extra []string) *message.Rejec
 		} `json:"notifications"`
 	}
 	if err := unmarshalLoose(m.Params, &p); err != nil {
-		return &message.Rejection{ErrorCode: message.CodeMalformed,
+		return &message.Rejection{ErrorCode: codes.Malformed,
 			Error: "rejected MCP input: subscriptions/listen notifications cannot be decoded", Remediation: "Send notifications.resourceSubscriptions as an array of strings."}
 	}
 	for _, uri := range p.Notifications.ResourceSubscriptions {
@@ -467,7 +461,7 @@ func (s *Session) checkCompletion(m *message.Message, extra []string) *message.R
 		} `json:"ref"`
 	}
 	if err := unmarshalLoose(m.Params, &ref); err != nil {
-		return &message.Rejection{ErrorCode: message.CodeMalformed,
+		return &message.Rejection{ErrorCode: codes.Malformed,
 			Error: "rejected MCP input: completion/complete ref cannot be decoded", Remediation: "Send ref with a string type and name or uri."}
 	}
 	name := ref.Ref.Name
@@ -487,7 +481,7 @@ func (s *Session) checkCompletion(m *message.Message, extra []string) *message.R
 		} `json:"context"`
 	}
 	if err := unmarshalLoose(m.Params, &p); err != nil {
-		return &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(name),
+		return &message.Rejection{ErrorCode: codes.Malformed, Tool: clean(name),
 			Error: "rejected MCP input: completion/complete params cannot be decoded", Remediation: "Send ref, and argument with a string name and value."}
 	}
 	// The ref's own strings (a prompt name, a template URI) reach the
@@ -505,7 +499,7 @@ func (s *Session) checkCompletion(m *message.Message, extra []string) *message.R
 	}
 	arg, err := json.Marshal(map[string]string{p.Argument.Name: p.Argument.Value})
 	if err != nil {
-		return &message.Rejection{ErrorCode: message.CodeMalformed, Tool: clean(name),
+		return &message.Rejection{ErrorCode: codes.Malformed, Tool: clean(name),
 			Error: "rejected MCP input: completion/complete argument cannot be read", Remediation: "Send argument with a string name and value."}
 	}
 	return s.checkRules(m.Method, name, arg, false, extra)

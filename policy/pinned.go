@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/policy/pins"
+	"github.com/mcpguard/mcpguard/rules/codes"
 	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
@@ -23,7 +24,7 @@ func (s *Session) checkPin(kind pins.Kind, key string) *message.Rejection {
 		return nil
 	}
 	remediation := "Review what the server now shows the model (mcpguard pin --diff); accept it by running mcpguard pin again."
-	if b.Code == pins.CodeUnpinned {
+	if b.Code == codes.ToolUnpinned {
 		remediation = "Use a pinned " + kind.String() + " (see its list), or review this one and pin it with mcpguard pin."
 	}
 	return &message.Rejection{

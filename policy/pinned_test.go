@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpguard/mcpguard/policy/pins"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 func testLock(t *testing.T) *pins.Lock {
@@ -45,7 +46,7 @@ func TestPinnedEgressAndIngress(t *testing.T) {
 	if err != nil || string(out) != `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}` {
 		t.Errorf("tools/list: %s (%v)", out, err)
 	}
-	for name, code := range map[string]string{"echo": pins.CodeChanged, "new": pins.CodeUnpinned, "never": pins.CodeUnpinned} {
+	for name, code := range map[string]string{"echo": codes.ToolChanged, "new": codes.ToolUnpinned, "never": codes.ToolUnpinned} {
 		v := s.Ingress(mustParse(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"`+name+`","arguments":{}}}`))
 		if v.Rejection == nil || v.Rejection.ErrorCode != code || v.Audit {
 			t.Errorf("call %s: %+v", name, v.Rejection)

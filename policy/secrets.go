@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpguard/mcpguard/policy/message"
-	"github.com/mcpguard/mcpguard/rules"
+	"github.com/mcpguard/mcpguard/rules/codes"
 	"github.com/mcpguard/mcpguard/rules/links"
 	"github.com/mcpguard/mcpguard/rules/rawjson"
 	"github.com/mcpguard/mcpguard/rules/secrets"
@@ -196,7 +196,7 @@ func (p *Policy) secretsIngressRule(tool string) *ingressRule {
 	}
 	all, _ := ParseSelector("**")
 	return &ingressRule{rule: secretsRule, tools: []string{"*"}, methods: []string{"tools/call", "prompts/get", "completion/complete", "resources/read", "resources/subscribe", "resources/unsubscribe"},
-		fields: []Selector{all}, checkName: "secrets", check: sc, code: rules.CodeSecret,
+		fields: []Selector{all}, checkName: "secrets", check: sc, code: codes.Secret,
 		audit: st.ingress == "audit", rawClean: sc.RawClean}
 }
 

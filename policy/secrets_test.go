@@ -7,6 +7,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 const testToken = "ghp_R2d2C3poR2d2C3poR2d2C3poR2d2C3po1234"
@@ -292,7 +293,7 @@ func TestDeniedToolNameVariants(t *testing.T) {
 	p := loadWithEnv(t, "version: 1\ntools:\n  send_email: deny\n  read_mail: allow\n")
 	for _, name := range []string{"send_email", "SEND_EMAIL", "Send_Email", "send_email ", "s\u0435nd_email", "ｓｅｎｄ_ｅｍａｉｌ"} {
 		line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`
-		if ev := p.Evaluate([]byte(line), nil); ev.Verdict != Rejected || ev.ErrorCode != CodeToolDenied {
+		if ev := p.Evaluate([]byte(line), nil); ev.Verdict != Rejected || ev.ErrorCode != codes.ToolDenied {
 			t.Errorf("%q: got %s %s", name, ev.Verdict, ev.ErrorCode)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/codes"
 	"github.com/mcpguard/mcpguard/rules/lint"
 	"github.com/mcpguard/mcpguard/rules/urlcheck"
 )
@@ -27,10 +28,6 @@ const (
 	RequestRejected = "rejected"
 	RequestAudited  = "audited"
 )
-
-// CodeServerRequest is the error code of a server request the policy
-// refuses (it names the request, not the agent's input).
-const CodeServerRequest = "SERVER_REQUEST_REJECTED"
 
 // serverRequestsV1 is the server_requests: block as written.
 type serverRequestsV1 struct {
@@ -159,9 +156,9 @@ func (s *Session) JudgeServerRequest(method string, params jsontext.Value) Serve
 	sp := s.p.serverRequests
 	switch sp.action[kind] {
 	case "deny":
-		d.Action, d.Code, d.Reason = RequestRejected, CodeServerRequest, "the policy denies "+kind+" requests of the server"
+		d.Action, d.Code, d.Reason = RequestRejected, codes.ServerRequest, "the policy denies "+kind+" requests of the server"
 	case "audit":
-		d.Action, d.Code, d.Reason = RequestAudited, CodeServerRequest, "the policy audits "+kind+" requests of the server"
+		d.Action, d.Code, d.Reason = RequestAudited, codes.ServerRequest, "the policy audits "+kind+" requests of the server"
 	}
 	if d.Action == RequestAllowed {
 		if rule, code, reason := s.judgeRequestContent(kind, params, &d); reason != "" {
@@ -185,13 +182,13 @@ func (s *Session) judgeRequestContent(kind string, params jsontext.Value, d *Ser
 			URL string `json:"url"`
 		}
 		if err := unmarshalLoose(params, &p); err != nil || p.URL == "" {
-			return "server_requests.elicitation_url", CodeServerRequest, "a URL elicitation without a url string"
+			return "server_requests.elicitation_url", codes.ServerRequest, "a URL elicitation without a url string"
 		}
 		if f := s.p.serverRequests.url.Check(canon.Text(p.URL)); f != nil {
-			return "url", urlcheck.Code, "the elicitation's " + f.Reason
+			return "url", codes.URL, "the elicitation's " + f.Reason
 		}
 		if canon.Text(p.URL) != p.URL {
-			return "url", urlcheck.Code, "the elicitation url holds control, invisible or escape characters"
+			return "url", codes.URL, "the elicitation url holds control, invisible or escape characters"
 		}
 	case KindElicitationForm:
 		var p struct {
@@ -213,14 +210,14 @@ func (s *Session) judgeRequestContent(kind string, params jsontext.Value, d *Ser
 			}
 			for _, text := range []string{name, prop.Title, prop.Description, prop.Format} {
 				if asksForSecret(text) {
-					return "server_requests.elicitation_form", CodeServerRequest, "a form elicitation asks for a credential (field " + clean(name) + "); MCP forbids sensitive information in form mode"
+					return "server_requests.elicitation_form", codes.ServerRequest, "a form elicitation asks for a credential (field " + clean(name) + "); MCP forbids sensitive information in form mode"
 				}
 			}
 		}
 	case KindSampling:
 		d.Findings = samplingFindings(params)
 		if len(d.Findings) > 0 && s.p.LintEnforce {
-			return "lint", CodeServerRequest, "the sampling request holds instructions to the model (" + lint.Join(d.Findings) + ")"
+			return "lint", codes.ServerRequest, "the sampling request holds instructions to the model (" + lint.Join(d.Findings) + ")"
 		}
 	}
 	return "", "", ""
@@ -281,7 +278,7 @@ func (s *Session) inputRequests(result jsontext.Value) string {
 		return "a result whose inputRequests cannot be read"
 	}
 	if len(reqs) > maxInputRequests {
-		d := ServerRequestDecision{Action: RequestRejected, Rule: "server_requests", Code: CodeServerRequest,
+		d := ServerRequestDecision{Action: RequestRejected, Rule: "server_requests", Code: codes.ServerRequest,
 			Reason: "a result with more than " + strconv.Itoa(maxInputRequests) + " inputRequests"}
 		s.logServerRequest(d)
 		return d.Reason
@@ -297,7 +294,7 @@ func (s *Session) inputRequests(result jsontext.Value) string {
 		_, known := serverRequestKind(r.Method, r.Params)
 		switch {
 		case canon.Visible(key) != key || !plainMethod(r.Method) || !known:
-			d.Action, d.Rule, d.Code = RequestRejected, "server_requests", CodeServerRequest
+			d.Action, d.Rule, d.Code = RequestRejected, "server_requests", codes.ServerRequest
 			d.Reason = "an inputRequests entry whose key or method is not a plain protocol name, or whose method is not sampling/createMessage, elicitation/create or roots/list"
 		default:
 			d = s.JudgeServerRequest(r.Method, r.Params)

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpguard/mcpguard/policy"
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // Default size limits of one message, as the policy reference documents.
@@ -546,7 +547,7 @@ func (r *relay) answerFromAgent(m *message.Message) {
 		out, rewrites, err = r.session.RootsAnswer(m)
 		if err != nil {
 			r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventRejected, Direction: eventlog.Ingress,
-				Method: method, ID: logID(m.ID), ErrorCode: message.CodeMalformed, Action: eventlog.ActionRejected, Message: err.Error()})
+				Method: method, ID: logID(m.ID), ErrorCode: codes.Malformed, Action: eventlog.ActionRejected, Message: err.Error()})
 			r.toServerLine(message.ErrorReply(m.ID, jsonrpc2.CodeInternalError, "mcpguard: "+err.Error(), nil))
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // ShellMetachars rejects values that could start a second command, a
@@ -50,7 +51,7 @@ func (*ShellMetachars) Check(value string) *Finding {
 		}
 		r, size := utf8.DecodeRuneInString(value[i:])
 		if r == utf8.RuneError && size == 1 {
-			return reject(CodeShellMetachar, "value is not valid UTF-8; a lenient decoder may read a shell metacharacter in it", shellRemediation)
+			return reject(codes.ShellMetachar, "value is not valid UTF-8; a lenient decoder may read a shell metacharacter in it", shellRemediation)
 		}
 		if isWideShellMeta(r) {
 			return shellFinding()
@@ -61,7 +62,7 @@ func (*ShellMetachars) Check(value string) *Finding {
 }
 
 func shellFinding() *Finding {
-	return reject(CodeShellMetachar,
+	return reject(codes.ShellMetachar,
 		"value contains a shell metacharacter or line break, which could run commands if the server passes it through a shell; not allowed from MCP input",
 		shellRemediation)
 }
@@ -129,7 +130,7 @@ func (*ControlChars) Check(value string) *Finding {
 		}
 		r, size := utf8.DecodeRuneInString(value[i:])
 		if r == utf8.RuneError && size == 1 {
-			return reject(CodeControlChars, "value is not valid UTF-8", controlRemediation)
+			return reject(codes.ControlChars, "value is not valid UTF-8", controlRemediation)
 		}
 		if r == 0xAD || r == 0xFEFF {
 			return controlFinding()
@@ -144,7 +145,7 @@ func (*ControlChars) Check(value string) *Finding {
 }
 
 func controlFinding() *Finding {
-	return reject(CodeControlChars,
+	return reject(codes.ControlChars,
 		"value contains a control, bidi, zero-width or other invisible character; not allowed from MCP input",
 		controlRemediation)
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 type charCase struct{ name, value string }
@@ -76,7 +77,7 @@ func TestShellMetachars(t *testing.T) {
 			if f == nil {
 				t.Fatalf("Check(%q) = nil, want a rejection", tc.value)
 			}
-			if f.Code != CodeShellMetachar || f.Reason == "" || f.Remediation == "" {
+			if f.Code != codes.ShellMetachar || f.Reason == "" || f.Remediation == "" {
 				t.Errorf("finding %+v", f)
 			}
 			assertNoEcho(t, f, tc.value)
@@ -188,7 +189,7 @@ func TestControlChars(t *testing.T) {
 			if f == nil {
 				t.Fatalf("Check(%q) = nil, want a rejection", tc.value)
 			}
-			if f.Code != CodeControlChars || f.Reason == "" || f.Remediation == "" {
+			if f.Code != codes.ControlChars || f.Reason == "" || f.Remediation == "" {
 				t.Errorf("finding %+v", f)
 			}
 			assertNoEcho(t, f, tc.value)

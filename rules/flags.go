@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // DangerousFlags rejects command-line arguments that turn on a listed flag
@@ -134,7 +135,7 @@ func (d *DangerousFlags) Check(value string) *Finding {
 		return d.checkASCIIWords(value)
 	}
 	if !utf8.ValidString(value) {
-		return reject(CodeDangerousFlag, "argument is not valid UTF-8; a lenient decoder may read a dash in it", flagRemediation)
+		return reject(codes.DangerousFlag, "argument is not valid UTF-8; a lenient decoder may read a dash in it", flagRemediation)
 	}
 	return d.checkWords(value)
 }
@@ -225,7 +226,7 @@ func (d *DangerousFlags) checkWord(w string) *Finding {
 		return nil
 	}
 	if w[0] == '@' {
-		return reject(CodeDangerousFlag,
+		return reject(codes.DangerousFlag,
 			"response file arguments (@file) can smuggle any flag into the underlying tool; not allowed from MCP input",
 			"Pass the arguments themselves, not a response file. Run the tool directly, outside MCP, for trusted use.")
 	}
@@ -301,7 +302,7 @@ func hasPrefix(s string, prefix []byte) bool {
 }
 
 func flagFinding(listed string) *Finding {
-	return reject(CodeDangerousFlag,
+	return reject(codes.DangerousFlag,
 		"flag "+listed+" can load arbitrary code via the underlying tool; not allowed from MCP input",
 		flagRemediation)
 }

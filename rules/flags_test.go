@@ -3,6 +3,8 @@ package rules
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // The coverctl list of the policy reference's example.
@@ -101,7 +103,7 @@ func TestDangerousFlagsRejects(t *testing.T) {
 			if f == nil {
 				t.Fatalf("Check(%q) = nil, want a rejection", tc.value)
 			}
-			if f.Code != CodeDangerousFlag {
+			if f.Code != codes.DangerousFlag {
 				t.Errorf("code %q", f.Code)
 			}
 			if tc.listed != "" && !strings.Contains(f.Reason, "flag "+tc.listed+" ") {

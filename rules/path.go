@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/mcpguard/mcpguard/rules/codes"
 	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
@@ -379,7 +380,7 @@ func (p *PathScope) inside(c string) bool {
 }
 
 func pathFinding(reason string) *Finding {
-	return reject(CodePathScope, reason, pathRemediation)
+	return reject(codes.PathScope, reason, pathRemediation)
 }
 
 var (

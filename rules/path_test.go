@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // pathTree builds, under a fresh temp dir:
@@ -176,7 +178,7 @@ func TestPathScope(t *testing.T) {
 			if f == nil {
 				t.Fatalf("Check(%q) = nil, want a rejection", tc.value)
 			}
-			if f.Code != CodePathScope || f.Reason == "" || f.Remediation == "" {
+			if f.Code != codes.PathScope || f.Reason == "" || f.Remediation == "" {
 				t.Errorf("finding %+v", f)
 			}
 			assertNoEcho(t, f, tc.value)

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // Pattern rejects values that do not match a policy's regular expression
@@ -38,7 +40,7 @@ type DenyPattern struct {
 	remediation string
 }
 
-// NewPattern compiles expr. An empty code means CodePattern, an empty
+// NewPattern compiles expr. An empty code means codes.Pattern, an empty
 // remediation a generic one.
 func NewPattern(expr, code, remediation string) (*Pattern, error) {
 	re, err := regexp.Compile(expr)
@@ -46,7 +48,7 @@ func NewPattern(expr, code, remediation string) (*Pattern, error) {
 		return nil, fmt.Errorf("pattern: %w", err)
 	}
 	if code == "" {
-		code = CodePattern
+		code = codes.Pattern
 	}
 	if remediation == "" {
 		remediation = "Change the value so that it matches the pattern the policy requires for this field."
@@ -55,7 +57,7 @@ func NewPattern(expr, code, remediation string) (*Pattern, error) {
 		reason: "value does not match the required pattern" + quotePattern(expr)}, nil
 }
 
-// NewDenyPattern compiles expr. An empty code means CodePattern, an empty
+// NewDenyPattern compiles expr. An empty code means codes.Pattern, an empty
 // remediation a generic one.
 func NewDenyPattern(expr, code, remediation string) (*DenyPattern, error) {
 	re, err := regexp.Compile(expr)
@@ -63,7 +65,7 @@ func NewDenyPattern(expr, code, remediation string) (*DenyPattern, error) {
 		return nil, fmt.Errorf("deny pattern: %w", err)
 	}
 	if code == "" {
-		code = CodePattern
+		code = codes.Pattern
 	}
 	if remediation == "" {
 		remediation = "Change the value so that it no longer matches the pattern the policy forbids for this field."
@@ -139,21 +141,21 @@ const maxDurationLen = 64
 func (c *Duration) Check(value string) *Finding {
 	remediation := c.remediation
 	if len(value) > maxDurationLen {
-		return reject(CodeTimeout, "value is too long for a duration", remediation)
+		return reject(codes.InvalidTimeout, "value is too long for a duration", remediation)
 	}
 	if strings.HasPrefix(value, "-") {
-		return reject(CodeTimeout, "negative durations are not allowed", remediation)
+		return reject(codes.InvalidTimeout, "negative durations are not allowed", remediation)
 	}
 	d, err := time.ParseDuration(value)
 	switch {
 	case err != nil:
-		return reject(CodeTimeout, "value is not a Go duration", remediation)
+		return reject(codes.InvalidTimeout, "value is not a Go duration", remediation)
 	case d < 0:
-		return reject(CodeTimeout, "negative durations are not allowed", remediation)
+		return reject(codes.InvalidTimeout, "negative durations are not allowed", remediation)
 	case d == 0 && !c.allowZero:
-		return reject(CodeTimeout, "a zero duration is not allowed: many servers read it as no timeout", remediation)
+		return reject(codes.InvalidTimeout, "a zero duration is not allowed: many servers read it as no timeout", remediation)
 	case d > c.max:
-		return reject(CodeTimeout, "duration is longer than the policy's maximum of "+formatDuration(c.max), remediation)
+		return reject(codes.InvalidTimeout, "duration is longer than the policy's maximum of "+formatDuration(c.max), remediation)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 func TestPattern(t *testing.T) {
@@ -80,14 +82,14 @@ func TestPatternDefaultsAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := p.Check("y"); f == nil || f.Code != CodePattern || f.Remediation == "" || !strings.Contains(f.Reason, "^x$") {
+	if f := p.Check("y"); f == nil || f.Code != codes.Pattern || f.Remediation == "" || !strings.Contains(f.Reason, "^x$") {
 		t.Errorf("defaults: %+v", f)
 	}
 	d, err := NewDenyPattern(`x`, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := d.Check("x"); f == nil || f.Code != CodePattern || f.Remediation == "" {
+	if f := d.Check("x"); f == nil || f.Code != codes.Pattern || f.Remediation == "" {
 		t.Errorf("deny defaults: %+v", f)
 	}
 	if _, err := NewPattern(`(`, "", ""); err == nil {
@@ -141,7 +143,7 @@ func TestDuration(t *testing.T) {
 			if f == nil {
 				t.Fatalf("Check(%q) = nil", tc.value)
 			}
-			if f.Code != CodeTimeout || f.Reason == "" || f.Remediation == "" {
+			if f.Code != codes.InvalidTimeout || f.Reason == "" || f.Remediation == "" {
 				t.Errorf("finding %+v", f)
 			}
 			assertNoEcho(t, f, tc.value)

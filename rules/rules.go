@@ -10,20 +10,10 @@
 // problem and, where useful, policy text such as a listed flag.
 package rules
 
-const (
-	CodeDangerousFlag = "INPUT_REJECTED_DANGEROUS_FLAG"
-	CodeShellMetachar = "INPUT_REJECTED_SHELL_METACHAR"
-	CodeControlChars  = "INPUT_REJECTED_CONTROL_CHARS"
-	CodePattern       = "INPUT_REJECTED_PATTERN"
-	CodeTimeout       = "INPUT_REJECTED_INVALID_TIMEOUT"
-	CodePathScope     = "INPUT_REJECTED_PATH_SCOPE"
-	CodeSecret        = "INPUT_REJECTED_SECRET"
-)
-
 // Finding says why a value was rejected. It never contains the checked value
 // or any part of it; it may name policy text (a listed flag, a pattern).
 type Finding struct {
-	Code        string // stable error code, one of the Code constants or a policy's own
+	Code        string // stable error code, one of package codes or a policy's own
 	Reason      string // what is wrong, without the value
 	Remediation string // what the caller should do instead
 }

@@ -3,6 +3,8 @@ package rules
 import (
 	"sync"
 	"testing"
+
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // One check value serves every request: run each from several goroutines
@@ -21,13 +23,13 @@ func TestConcurrentUse(t *testing.T) {
 		bad, good string
 		code      string
 	}{
-		{check: newTestFlags(t), bad: "--ro", good: "-v", code: CodeDangerousFlag},
-		{check: NewShellMetachars(), bad: "$(x)", good: "x", code: CodeShellMetachar},
-		{check: NewControlChars(), bad: "\x1b", good: "x", code: CodeControlChars},
-		{check: pattern, bad: "y", good: "x", code: CodePattern},
-		{check: deny, bad: "y", good: "x", code: CodePattern},
-		{check: NewDuration(0, false), bad: "-1s", good: "1s", code: CodeTimeout},
-		{check: paths, bad: "../outside", good: "sub", code: CodePathScope},
+		{check: newTestFlags(t), bad: "--ro", good: "-v", code: codes.DangerousFlag},
+		{check: NewShellMetachars(), bad: "$(x)", good: "x", code: codes.ShellMetachar},
+		{check: NewControlChars(), bad: "\x1b", good: "x", code: codes.ControlChars},
+		{check: pattern, bad: "y", good: "x", code: codes.Pattern},
+		{check: deny, bad: "y", good: "x", code: codes.Pattern},
+		{check: NewDuration(0, false), bad: "-1s", good: "1s", code: codes.InvalidTimeout},
+		{check: paths, bad: "../outside", good: "sub", code: codes.PathScope},
 	}
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {

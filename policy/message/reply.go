@@ -6,10 +6,9 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sourcegraph/jsonrpc2"
-)
 
-// CodeMalformed is the error_code of a message refused by strict parsing.
-const CodeMalformed = "INPUT_REJECTED_MALFORMED"
+	"github.com/mcpguard/mcpguard/rules/codes"
+)
 
 // Summary is the summary of every rejection, and the JSON-RPC error message
 // when a rejection is sent as an error.
@@ -100,7 +99,7 @@ type ValidationError struct {
 // Malformed is the rejection for a line refused by strict parsing.
 func Malformed(e *Error) *Rejection {
 	return &Rejection{
-		ErrorCode:   CodeMalformed,
+		ErrorCode:   codes.Malformed,
 		Error:       "rejected malformed MCP message: " + e.Reason,
 		Reason:      e.Reason,
 		Summary:     Summary,

@@ -24,13 +24,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/codes"
 	"github.com/mcpguard/mcpguard/rules/lint"
-)
-
-// Rejection codes.
-const (
-	CodeChanged  = "INPUT_REJECTED_TOOL_CHANGED"
-	CodeUnpinned = "INPUT_REJECTED_TOOL_UNPINNED"
 )
 
 // Actions in events.
@@ -165,7 +160,7 @@ func (s *Session) Check(kind Kind, key string) *Block {
 		return &Block{Code: b.Code, Reason: b.Reason + " (called as " + canon.FreeText(key, 256) + ", which a server may read as that name)"}
 	}
 	if s.opt.Lock != nil && (kind == Tool || kind == Prompt) {
-		return &Block{Code: CodeUnpinned, Reason: "the lock file does not pin " + kind.String() + " " + canon.FreeText(key, 256)}
+		return &Block{Code: codes.ToolUnpinned, Reason: "the lock file does not pin " + kind.String() + " " + canon.FreeText(key, 256)}
 	}
 	return nil
 }
@@ -206,7 +201,7 @@ func (l *List) Judge(raw []byte) (keep bool, ev *Event) {
 		key = def.String(l.kind.KeyField())
 	}
 	if key != "" && l.kept[key] {
-		ev := &Event{Kind: l.kind.String(), Name: canon.FreeText(key, 256), Code: CodeChanged, Action: ActionWithheld,
+		ev := &Event{Kind: l.kind.String(), Name: canon.FreeText(key, 256), Code: codes.ToolChanged, Action: ActionWithheld,
 			Message: "a second " + l.kind.String() + " of the same " + l.kind.KeyField() + " in one list; the first one is kept"}
 		if l.s.opt.Audit {
 			ev.Action = ActionAudited
@@ -227,7 +222,7 @@ func (s *Session) judge(kind Kind, raw []byte, def Definition, key string, err e
 		if err != nil {
 			reason = err.Error()
 		}
-		return s.decide(kind, "", &Block{Code: CodeUnpinned, Reason: "a " + kind.String() + " that cannot be pinned: " + reason}, nil, nil)
+		return s.decide(kind, "", &Block{Code: codes.ToolUnpinned, Reason: "a " + kind.String() + " that cannot be pinned: " + reason}, nil, nil)
 	}
 	if s.opt.Lock != nil && s.opt.Lock.MetaUnpinned {
 		def = def.withoutMeta()
@@ -249,15 +244,15 @@ func (s *Session) judge(kind Kind, raw []byte, def Definition, key string, err e
 	pinned, ok := s.pinned[kind][key]
 	switch {
 	case !ok && s.opt.Lock != nil:
-		block = &Block{Code: CodeUnpinned, Reason: "the lock file does not pin " + kind.String() + " " + canon.FreeText(key, 256)}
+		block = &Block{Code: codes.ToolUnpinned, Reason: "the lock file does not pin " + kind.String() + " " + canon.FreeText(key, 256)}
 	case !ok && len(s.pinned[kind]) >= maxItems:
-		block = &Block{Code: CodeUnpinned, Reason: "the server announced more than 4096 " + kind.Section() + "; " + kind.String() + " " + canon.FreeText(key, 256) + " is not pinned"}
+		block = &Block{Code: codes.ToolUnpinned, Reason: "the server announced more than 4096 " + kind.Section() + "; " + kind.String() + " " + canon.FreeText(key, 256) + " is not pinned"}
 	case !ok && s.pinnedLoose[kind][canon.Loose(key)] != "":
 		// A new name that reads as a pinned one (send_еmail with a
 		// Cyrillic е): a rename that shadows the item, not a new item.
 		other := s.pinnedLoose[kind][canon.Loose(key)]
 		fields = []string{kind.KeyField()}
-		block = &Block{Code: CodeChanged, Reason: kind.String() + " " + canon.FreeText(key, 256) + " reads as pinned " + kind.String() + " " + canon.FreeText(other, 256)}
+		block = &Block{Code: codes.ToolChanged, Reason: kind.String() + " " + canon.FreeText(key, 256) + " reads as pinned " + kind.String() + " " + canon.FreeText(other, 256)}
 	case !ok:
 		s.pinned[kind][key] = def
 		s.digests[kind][key] = digest
@@ -265,12 +260,12 @@ func (s *Session) judge(kind Kind, raw []byte, def Definition, key string, err e
 		newItem = s.listed[kind]
 	case s.digests[kind][key] != digest:
 		fields = ChangedFields(pinned, def)
-		block = &Block{Code: CodeChanged, Reason: kind.String() + " " + canon.FreeText(key, 256) + " differs from its pin in " + joinFields(fields)}
+		block = &Block{Code: codes.ToolChanged, Reason: kind.String() + " " + canon.FreeText(key, 256) + " differs from its pin in " + joinFields(fields)}
 	}
 	s.mu.Unlock()
 
 	if block == nil && len(findings) > 0 && s.opt.LintEnforce {
-		block = &Block{Code: CodeUnpinned, Reason: kind.String() + " " + canon.FreeText(key, 256) + " has lint findings (lint: enforce)"}
+		block = &Block{Code: codes.ToolUnpinned, Reason: kind.String() + " " + canon.FreeText(key, 256) + " has lint findings (lint: enforce)"}
 	}
 	keep, ev = s.decide(kind, key, block, fields, findings)
 	if ev == nil && newItem {
@@ -389,7 +384,7 @@ func (s *Session) Instructions(text string, present bool) (out string, outPresen
 		}
 		return text, present, false, nil
 	}
-	ev = &Event{Kind: "instructions", Findings: findings, Code: CodeChanged, Fields: []string{"instructions"}}
+	ev = &Event{Kind: "instructions", Findings: findings, Code: codes.ToolChanged, Fields: []string{"instructions"}}
 	switch {
 	case !matches && pinned != nil:
 		ev.Message = "the server's instructions differ from the pinned ones"
@@ -397,7 +392,7 @@ func (s *Session) Instructions(text string, present bool) (out string, outPresen
 		ev.Message = "the server sent instructions where none are pinned"
 	default:
 		ev.Message = "the server's instructions have lint findings (lint: enforce)"
-		ev.Code, ev.Fields = CodeUnpinned, nil
+		ev.Code, ev.Fields = codes.ToolUnpinned, nil
 	}
 	if s.opt.Audit {
 		ev.Action = ActionAudited

@@ -23,6 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/mcpguard/mcpguard/rules"
+	"github.com/mcpguard/mcpguard/rules/codes"
 	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
@@ -609,7 +610,7 @@ func (sc *Scanner) Check(value string) *rules.Finding {
 	if f.Rule == KnownRule {
 		reason = "value carries a secret of the server's environment (" + f.Source + ")"
 	}
-	return &rules.Finding{Code: rules.CodeSecret, Reason: reason,
+	return &rules.Finding{Code: codes.Secret, Reason: reason,
 		Remediation: "Do not send credentials through tool arguments; remove the secret from the value."}
 }
 

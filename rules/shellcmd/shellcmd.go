@@ -31,10 +31,8 @@ import (
 	"strings"
 
 	"github.com/mcpguard/mcpguard/rules"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
-
-// Code is the rejection code of the shell_command check.
-const Code = "INPUT_REJECTED_SHELL_COMMAND"
 
 // Syntax names a shell construct that a policy may allow.
 type Syntax string
@@ -152,7 +150,7 @@ func (c *Check) Check(value string) *rules.Finding {
 const remediation = "Run one allowed program with plain arguments; no substitutions, variables in program names, eval, or shells reading scripts."
 
 func refuse(format string, args ...any) *rules.Finding {
-	return &rules.Finding{Code: Code, Reason: fmt.Sprintf(format, args...), Remediation: remediation}
+	return &rules.Finding{Code: codes.ShellCommand, Reason: fmt.Sprintf(format, args...), Remediation: remediation}
 }
 
 // judgeProgram judges one program name (as the shell will look it up)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // corpus reads a testdata file: one command a line, # comments, a line
@@ -80,7 +82,7 @@ func TestObfuscationsRefused(t *testing.T) {
 			}
 			// A denied name is the policy's text; anything longer
 			// than a name must not come back.
-			if f.Code != Code || len(cmd) > 6 && strings.Contains(f.Reason, cmd) {
+			if f.Code != codes.ShellCommand || len(cmd) > 6 && strings.Contains(f.Reason, cmd) {
 				t.Errorf("%s: finding %+v for %q: wrong code or echoes the value", name, f, cmd)
 			}
 		}

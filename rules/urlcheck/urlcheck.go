@@ -49,10 +49,8 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/mcpguard/mcpguard/rules"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
-
-// Code is the rejection code of the url check.
-const Code = "INPUT_REJECTED_URL"
 
 // Options configure a Check.
 type Options struct {
@@ -107,7 +105,7 @@ func New(o Options) (*Check, error) {
 const remediation = "Pass an absolute http(s) URL to a public host, written plainly: no backslashes, whitespace, percent-encoding or IP zone in the host."
 
 func finding(reason string) *rules.Finding {
-	return &rules.Finding{Code: Code, Reason: reason, Remediation: remediation}
+	return &rules.Finding{Code: codes.URL, Reason: reason, Remediation: remediation}
 }
 
 // Check rejects value unless it is a URL whose scheme and host the check

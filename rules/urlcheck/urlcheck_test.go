@@ -3,6 +3,8 @@ package urlcheck
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 // ssrf are spellings of hosts that are not the public internet, from the
@@ -80,7 +82,7 @@ func TestCheckDenyPrivate(t *testing.T) {
 			t.Errorf("%q passed", v)
 			continue
 		}
-		if f.Code != Code || f.Reason == "" || f.Remediation == "" {
+		if f.Code != codes.URL || f.Reason == "" || f.Remediation == "" {
 			t.Errorf("%q: finding %+v", v, f)
 		}
 		if len(v) >= 8 && (strings.Contains(f.Reason, v) || strings.Contains(f.Remediation, v)) {
