@@ -5,15 +5,11 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/canon"
-	"github.com/mcpguard/mcpguard/rules/codes"
-	"github.com/mcpguard/mcpguard/rules/shellcmd"
-	"github.com/mcpguard/mcpguard/rules/urlcheck"
 )
 
 // fileV1 is a policy file as written (after schema validation).
@@ -24,7 +20,7 @@ type fileV1 struct {
 	UnknownTools string                    `json:"unknown_tools"`
 	RejectAs     string                    `json:"reject_as"`
 	Tools        map[string]jsontext.Value `json:"tools"`
-	Ingress      []ingressV1               `json:"ingress"`
+	Ingress      []jsontext.Value          `json:"ingress"`
 	Egress       []egressV1                `json:"egress"`
 	Secrets      *secretsV1                `json:"secrets"`
 	Links        *linksV1                  `json:"links"`
@@ -41,29 +37,14 @@ type toolV1 struct {
 	Secrets      *secretsV1     `json:"secrets"`
 }
 
+// ingressV1 is what every ingress rule has; a check's own option members
+// decode into its kind's options (checks.go).
 type ingressV1 struct {
-	Tools         []string `json:"tools"`
-	Methods       []string `json:"methods"`
-	Fields        []string `json:"fields"`
-	Check         string   `json:"check"`
-	Remediation   string   `json:"remediation"`
-	Long          []string `json:"long"`
-	ShortPrefixes []string `json:"short_prefixes"`
-	Abbreviations *bool    `json:"abbreviations"`
-	ValueShorts   []string `json:"short_with_value"`
-	Max           string   `json:"max"`
-	Schemes       []string `json:"schemes"`
-	AllowHosts    []string `json:"allow_hosts"`
-	DenyHosts     []string `json:"deny_hosts"`
-	DenyPrivate   bool     `json:"deny_private"`
-	AllowZero     bool     `json:"allow_zero"`
-	Pattern       string   `json:"pattern"`
-	Code          string   `json:"code"`
-	Roots         []string `json:"roots"`
-	Programs      []string `json:"programs"`
-	DenyPrograms  []string `json:"deny_programs"`
-	Syntax        []string `json:"syntax"`
-	Env           []string `json:"env"`
+	Tools       []string `json:"tools"`
+	Methods     []string `json:"methods"`
+	Fields      []string `json:"fields"`
+	Check       string   `json:"check"`
+	Remediation string   `json:"remediation"`
 }
 
 type egressV1 struct {
@@ -252,7 +233,11 @@ func compileSelectors(texts []string) ([]Selector, error) {
 	return out, nil
 }
 
-func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRule, error) {
+func compileIngress(raw jsontext.Value, lookup func(string) (string, bool)) (*ingressRule, error) {
+	var r ingressV1
+	if err := unmarshalLoose(raw, &r); err != nil {
+		return nil, err
+	}
 	rule := &ingressRule{tools: r.Tools, methods: r.Methods, checkName: r.Check, remediation: r.Remediation}
 	if len(rule.tools) == 0 {
 		rule.tools = []string{"*"}
@@ -269,79 +254,15 @@ func compileIngress(r ingressV1, lookup func(string) (string, bool)) (*ingressRu
 	if rule.fields, err = compileSelectors(r.Fields); err != nil {
 		return nil, err
 	}
-	switch r.Check {
-	case "dangerous_flags":
-		var flags *rules.DangerousFlags
-		if flags, err = rules.NewDangerousFlags(r.Long, r.ShortPrefixes); err == nil {
-			if r.Abbreviations != nil && !*r.Abbreviations {
-				flags.WithoutAbbreviations()
-			}
-			err = flags.WithValueShorts(r.ValueShorts)
-			rule.check = flags
-		}
-		rule.code = codes.DangerousFlag
-	case "shell_metachars":
-		rule.check, rule.code = rules.NewShellMetachars(), codes.ShellMetachar
-	case "shell_command":
-		rule.code = codes.ShellCommand
-		var syntax []shellcmd.Syntax
-		if r.Syntax != nil {
-			syntax = make([]shellcmd.Syntax, len(r.Syntax))
-			for i, s := range r.Syntax {
-				syntax[i] = shellcmd.Syntax(s)
-			}
-		}
-		rule.check, err = shellcmd.New(shellcmd.Options{
-			Programs: r.Programs, DenyPrograms: r.DenyPrograms, Syntax: syntax, Env: r.Env,
-		})
-	case "control_chars":
-		rule.check, rule.code = rules.NewControlChars(), codes.ControlChars
-	case "pattern", "deny_pattern":
-		rule.code = r.Code
-		if rule.code == "" {
-			rule.code = codes.Pattern
-		}
-		if r.Check == "pattern" {
-			rule.check, err = rules.NewPattern(r.Pattern, r.Code, r.Remediation)
-		} else {
-			rule.check, err = rules.NewDenyPattern(r.Pattern, r.Code, r.Remediation)
-		}
-	case "secrets":
-		// The scanner needs the known secrets of the environment; it is
-		// bound when they are learnt (learnSecrets).
-		rule.code = codes.Secret
-	case "duration":
-		rule.code = codes.InvalidTimeout
-		var max time.Duration
-		if r.Max != "" {
-			if max, err = time.ParseDuration(r.Max); err == nil && max <= 0 {
-				err = fmt.Errorf("max %q: want a positive duration", r.Max)
-			}
-		}
-		if err == nil {
-			rule.check = rules.NewDuration(max, r.AllowZero)
-		}
-	case "url":
-		rule.code = codes.URL
-		rule.check, err = urlcheck.New(urlcheck.Options{
-			Schemes: r.Schemes, AllowHosts: r.AllowHosts, DenyHosts: r.DenyHosts, DenyPrivate: r.DenyPrivate,
-		})
-	case "path_scope":
-		rule.code = codes.PathScope
-		roots := make([]string, len(r.Roots))
-		for i, root := range r.Roots {
-			if roots[i], err = expandVars(root, lookup); err != nil {
-				return nil, fmt.Errorf("roots[%d]: %v", i, err)
-			}
-		}
-		rule.check, err = rules.NewPathScope(roots)
-		rule.roots = roots
-	default:
-		err = fmt.Errorf("unknown check %q", r.Check)
+	kind, ok := lookupCheck(r.Check)
+	if !ok {
+		return nil, fmt.Errorf("unknown check %q", r.Check)
 	}
-	if err != nil {
+	b := &checkBuild{lookup: lookup, remediation: r.Remediation, code: kind.code}
+	if rule.check, err = kind.build(raw, b); err != nil {
 		return nil, fmt.Errorf("%s: %v", r.Check, err)
 	}
+	rule.code, rule.roots = b.code, b.roots
 	return rule, nil
 }
 

@@ -6,8 +6,10 @@
 //
 //   - Load / LoadFile read a policy (load.go), validate it against the
 //     policy-file schema (policy.schema.json, which editors can use too)
-//     and compile its tools, ingress and egress rules (compile.go); a
-//     policy that does not load never starts a server.
+//     and compile its tools, ingress and egress rules (compile.go); an
+//     ingress rule's check is looked up in the check registry (checks.go,
+//     which also says how to add one); a policy that does not load never
+//     starts a server.
 //   - A Session is one MCP connection's state (session.go). A tools/call,
 //     or any request a rule names, is judged by Session.Ingress
 //     (ingress.go): tools entries, JSON Schemas, then every ingress rule

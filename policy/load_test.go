@@ -33,7 +33,7 @@ func TestLoadReportsWhereAndWhat(t *testing.T) {
 		{"pattern without pattern", "version: 1\ningress:\n  - fields: [a]\n    check: pattern\n", "bad.yaml:3:5: ingress[0]: missing key `pattern` (check pattern needs it)"},
 		{"bad regexp", "version: 1\ningress:\n  - fields: [a]\n    check: pattern\n    pattern: '(['\n", "bad.yaml:3:5: ingress[0]: pattern:"},
 		{"bad selector", "version: 1\ningress:\n  - fields: ['a[x]']\n    check: control_chars\n", "bad.yaml:3:5: ingress[0]: selector"},
-		{"unset variable", "version: 1\ningress:\n  - fields: [p]\n    check: path_scope\n    roots: ['${NOPE}/src']\n", "bad.yaml:3:5: ingress[0]: roots[0]: ${NOPE} is not set"},
+		{"unset variable", "version: 1\ningress:\n  - fields: [p]\n    check: path_scope\n    roots: ['${NOPE}/src']\n", "bad.yaml:3:5: ingress[0]: path_scope: roots[0]: ${NOPE} is not set"},
 		{"duplicate key", "version: 1\nmode: audit\nmode: enforce\n", "bad.yaml:3:1:"},
 		{"alias", "version: 1\nx: &a [1]\ny: *a\n", "bad.yaml:"},
 		{"stray key in rule", "version: 1\ningress:\n  - fields: [a]\n    check: control_chars\n    long: [--x]\n", "bad.yaml:"},
