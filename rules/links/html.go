@@ -114,37 +114,23 @@ func (f *Filter) badURLs(key, val string) (target, bool) {
 	return target{}, false
 }
 
-// badCSS finds a url(...) (or @import "...") in CSS text whose target is
-// not allowed. CSS escapes (\75 rl) are undone first.
+// badCSS finds a url(...), image-set(...) or @import "..." in CSS text
+// whose target is not allowed. CSS escapes (\75 rl) are undone first.
+// Each construct is read up to its closing character, or at most up to
+// the next construct of its kind (an unclosed url( in a browser ends
+// there as a bad URL anyway), so a flood of unclosed url( is read in time
+// linear in the text, not once per url( to the end.
 func (f *Filter) badCSS(css string) (target, bool) {
 	css = unescapeCSS(css)
-	lower := strings.ToLower(css)
-	for i := 0; ; {
-		j := strings.Index(lower[i:], "url(")
-		if j < 0 {
-			break
-		}
-		i += j + 4
-		end := strings.IndexByte(css[i:], ')')
-		if end < 0 {
-			end = len(css) - i
-		}
-		u := strings.Trim(strings.TrimSpace(css[i:i+end]), `"'`)
-		if t := targetOf(u); !f.imageHosts.allows(t) {
-			return t, true
-		}
+	lower := asciiLower(css)
+	if t, bad := f.badCSSCalls(css, lower, "url(", func(arg string) (target, bool) {
+		t := targetOf(strings.Trim(strings.TrimSpace(arg), `"'`))
+		return t, !f.imageHosts.allows(t)
+	}); bad {
+		return t, true
 	}
-	for i := 0; ; {
-		j := strings.Index(lower[i:], "image-set(")
-		if j < 0 {
-			break
-		}
-		i += j + len("image-set(")
-		end := strings.IndexByte(css[i:], ')')
-		if end < 0 {
-			end = len(css) - i
-		}
-		for _, part := range strings.Split(css[i:i+end], ",") {
+	if t, bad := f.badCSSCalls(css, lower, "image-set(", func(arg string) (target, bool) {
+		for _, part := range strings.Split(arg, ",") {
 			part = strings.TrimSpace(part)
 			if len(part) > 0 && (part[0] == '"' || part[0] == '\'') {
 				if close := strings.IndexByte(part[1:], part[0]); close >= 0 {
@@ -154,22 +140,64 @@ func (f *Filter) badCSS(css string) (target, bool) {
 				}
 			}
 		}
+		return target{}, false
+	}); bad {
+		return t, true
 	}
-	for i := 0; ; {
-		j := strings.Index(lower[i:], "@import")
-		if j < 0 {
-			return target{}, false
-		}
-		i += j + 7
-		rest := strings.TrimSpace(css[i:])
+	return f.badCSSCalls(css, lower, "@import", func(arg string) (target, bool) {
+		rest := strings.TrimLeft(arg, " \t\n\r\f")
 		if len(rest) > 0 && (rest[0] == '"' || rest[0] == '\'') {
 			if end := strings.IndexByte(rest[1:], rest[0]); end >= 0 {
-				if t := targetOf(rest[1 : 1+end]); !f.imageHosts.allows(t) {
-					return t, true
-				}
+				t := targetOf(rest[1 : 1+end])
+				return t, !f.imageHosts.allows(t)
 			}
 		}
+		return target{}, false
+	})
+}
+
+// badCSSCalls judges, with bad, the argument of each occurrence of opener
+// in css (lower is css in lower case): the text after it up to the first
+// ')' (for an opener ending in '(') or the next occurrence of opener,
+// whichever comes first. The next ')' is found once per stretch, so the
+// whole reading is linear in len(css).
+func (f *Filter) badCSSCalls(css, lower, opener string, bad func(arg string) (target, bool)) (target, bool) {
+	closes := strings.HasSuffix(opener, "(")
+	closeAt := -1 // index of the next ')' at or after i; len(css) when none
+	at := strings.Index(lower, opener)
+	for at >= 0 {
+		i := at + len(opener)
+		end := len(css)
+		at = -1
+		if next := strings.Index(lower[i:], opener); next >= 0 {
+			end, at = i+next, i+next
+		}
+		if closes {
+			if closeAt < i {
+				closeAt = len(css)
+				if c := strings.IndexByte(css[i:], ')'); c >= 0 {
+					closeAt = i + c
+				}
+			}
+			end = min(end, closeAt)
+		}
+		if t, b := bad(css[i:end]); b {
+			return t, true
+		}
 	}
+	return target{}, false
+}
+
+// asciiLower lower-cases the ASCII letters of s, as CSS matches its
+// keywords, keeping every index (strings.ToLower can change byte lengths).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // unescapeCSS undoes CSS escapes: \ and up to six hex digits (and one

@@ -80,6 +80,9 @@ func (f *Filter) Apply(s string) (string, []Removal) {
 	if f == nil || !f.mayHold(s) {
 		return s, nil
 	}
+	if mayHoldMarkdown(s, f.links) && tooCostly(s) {
+		return WholeStandIn, []Removal{{Kind: "content", Host: "(several)"}}
+	}
 	var removed []Removal
 	for round := 0; round < maxRounds; round++ {
 		edits, rs := f.findAll(s)

@@ -247,3 +247,54 @@ func skipSpace(s string, i int) int {
 	}
 	return i
 }
+
+// linkTailWork is an upper bound of the bytes the CommonMark parser reads
+// for the inline link destinations of s: after each "](" (spaces skipped)
+// an unquoted destination is read to the next whitespace and an <angle>
+// one to the next '>' or line end, whether or not a link results. The
+// parser reads each from its own "](", so a run of unclosed "![x](" costs
+// it time quadratic in the run; one left-to-right pass here counts that
+// cost in linear time and constant memory.
+func linkTailWork(s string) int64 {
+	type pending struct{ n, starts int64 }
+	var await, plain, angle pending
+	var work int64
+	resolve := func(p *pending, at int) {
+		work += p.n*int64(at) - p.starts
+		*p = pending{}
+	}
+	for k := 0; k < len(s); k++ {
+		c := s[k]
+		switch c {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			resolve(&plain, k)
+		default:
+			if await.n > 0 {
+				if c == '<' {
+					angle.n, angle.starts = angle.n+await.n, angle.starts+await.starts
+				} else {
+					plain.n, plain.starts = plain.n+await.n, plain.starts+await.starts
+				}
+				await = pending{}
+			}
+		}
+		if c == '>' || c == '\n' || c == '\r' {
+			resolve(&angle, k)
+		}
+		if c == ']' && k+1 < len(s) && s[k+1] == '(' {
+			await.n++
+			await.starts += int64(k)
+		}
+	}
+	resolve(&await, len(s))
+	resolve(&plain, len(s))
+	resolve(&angle, len(s))
+	return work
+}
+
+// tooCostly reports whether parsing s as markdown would read more than a
+// fixed multiple of its size (see linkTailWork): such text is no ordinary
+// writing, and the caller replaces it whole rather than parse it.
+func tooCostly(s string) bool {
+	return linkTailWork(s) > 16*int64(len(s))+1<<20
+}
