@@ -96,8 +96,8 @@ func (s *Session) checkToolCall(m *message.Message, extra []string) *message.Rej
 		}
 	}
 	d := &plan.toolDecision
-	if !d.denied && len(s.p.looseDenied) > 0 {
-		if rule, ok := s.p.looseDenied[canon.Loose(tool)]; ok {
+	if !d.denied {
+		if rule := s.p.looseDeny(tool); rule != "" {
 			// Another spelling of a denied tool (SEND_EMAIL, "send_email ",
 			// a Cyrillic look-alike) that a loose server resolves to it.
 			d = &toolDecision{denied: true, rule: rule}

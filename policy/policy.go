@@ -2,6 +2,7 @@ package policy
 
 import (
 	"os"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -60,6 +61,13 @@ type Policy struct {
 	// section denies by exact name to its entry: a server that matches
 	// names loosely runs send_email for a call of SEND_EMAIL.
 	looseDenied map[string]string
+	// foldDenied are the globs the tools: section denies, case folded, to
+	// match canon.Fold of a name (GIT_PUSH for git_*: deny).
+	foldDenied []foldGlob
+	// looseSeen caches looseDeny by name (names come from the agent: at
+	// most maxCachedRuleSets of them).
+	looseSeen  sync.Map
+	looseCount atomic.Int64
 
 	ruleSets     sync.Map // method+"\x00"+name → []*ingressRule (see rulesFor)
 	ruleSetCount atomic.Int64
@@ -69,6 +77,35 @@ type Policy struct {
 	secrets *secretsPolicy
 	// serverRequests is the server_requests: section.
 	serverRequests *serverRequestsPolicy
+}
+
+// foldGlob is a denying glob entry, case folded, and its entry.
+type foldGlob struct{ pattern, rule string }
+
+// looseDeny returns the entry that denies a spelling of tool a loose
+// server may resolve: an exact deny entry under canon.Loose, a deny glob
+// under canon.Fold; "" when none does.
+func (p *Policy) looseDeny(tool string) string {
+	if len(p.looseDenied) == 0 && len(p.foldDenied) == 0 {
+		return ""
+	}
+	if v, ok := p.looseSeen.Load(tool); ok {
+		return v.(string)
+	}
+	rule, ok := p.looseDenied[canon.Loose(tool)]
+	if !ok {
+		folded := canon.Fold(tool)
+		for _, g := range p.foldDenied {
+			if m, _ := path.Match(g.pattern, folded); m {
+				rule = g.rule
+				break
+			}
+		}
+	}
+	if p.looseCount.Add(1) <= maxCachedRuleSets {
+		p.looseSeen.Store(tool, rule)
+	}
+	return rule
 }
 
 // callPlan is everything the policy says about calls of one tool: the
@@ -83,8 +120,13 @@ type callPlan struct {
 func (p *Policy) planCalls() {
 	p.calls = map[string]*callPlan{}
 	p.looseDenied = map[string]string{}
+	p.foldDenied = nil
 	for _, t := range p.tools {
-		if !t.glob && t.action == actionDeny {
+		switch {
+		case t.action != actionDeny:
+		case t.glob:
+			p.foldDenied = append(p.foldDenied, foldGlob{pattern: canon.Fold(t.pattern), rule: t.rule})
+		default:
 			p.looseDenied[canon.Loose(t.pattern)] = t.rule
 		}
 	}
@@ -168,7 +210,7 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
 		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, lock: p.lock, tools: p.tools, ingress: p.ingress, egress: p.egress,
-		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, secrets: p.secrets, serverRequests: p.serverRequests}
+		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, foldDenied: p.foldDenied, secrets: p.secrets, serverRequests: p.serverRequests}
 }
 
 // sortTools puts exact names before globs, each in name order, so that

@@ -290,14 +290,14 @@ func TestInputResponsesSecrets(t *testing.T) {
 // TestDeniedToolNameVariants: a tool denied by name is refused under the
 // spellings a server that matches names loosely resolves to it.
 func TestDeniedToolNameVariants(t *testing.T) {
-	p := loadWithEnv(t, "version: 1\ntools:\n  send_email: deny\n  read_mail: allow\n")
-	for _, name := range []string{"send_email", "SEND_EMAIL", "Send_Email", "send_email ", "s\u0435nd_email", "ｓｅｎｄ_ｅｍａｉｌ"} {
+	p := loadWithEnv(t, "version: 1\ntools:\n  send_email: deny\n  read_mail: allow\n  \"git_*\": deny\n")
+	for _, name := range []string{"send_email", "SEND_EMAIL", "Send_Email", "send_email ", "s\u0435nd_email", "ｓｅｎｄ_ｅｍａｉｌ", "git_push", "GIT_PUSH", " Git_Push", "ｇｉｔ_push"} {
 		line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`
 		if ev := p.Evaluate([]byte(line), nil); ev.Verdict != Rejected || ev.ErrorCode != codes.ToolDenied {
 			t.Errorf("%q: got %s %s", name, ev.Verdict, ev.ErrorCode)
 		}
 	}
-	for _, name := range []string{"read_mail", "READ_MAIL", "send_emails"} {
+	for _, name := range []string{"read_mail", "READ_MAIL", "send_emails", "gitpush", "github_push"} {
 		line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`
 		if ev := p.Evaluate([]byte(line), nil); ev.Verdict != Allowed {
 			t.Errorf("%q: got %s %s", name, ev.Verdict, ev.Error)

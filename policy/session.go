@@ -258,7 +258,7 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 			return errSameName
 		}
 		names[name] = true
-		if s.p.Denied(t.Name) || s.p.Denied(name) || len(s.p.looseDenied) > 0 && s.p.looseDenied[canon.Loose(t.Name)] != "" {
+		if s.p.Denied(t.Name) || s.p.Denied(name) || s.p.looseDeny(t.Name) != "" {
 			changed = true
 			rewrites = append(rewrites, Rewrite{Field: "result.tools[" + strconv.Itoa(i) + "]", Canonicaliser: "hidden", Removed: len(v),
 				Tool: clean(t.Name), Rule: s.p.tool(t.Name).rule})
