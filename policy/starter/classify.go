@@ -153,7 +153,7 @@ func dangers(name, description, commandField string, hasURLField bool) []string 
 	var out []string
 	switch {
 	case commandField != "":
-		out = append(out, "runs the shell command line in "+commandField+" on the server's machine; shell_metachars would refuse ordinary commands (ls | head), so only a person can bound it: deny it, or allow only known commands with a pattern rule")
+		out = append(out, "runs the shell command line in "+commandField+" on the server's machine; the shell_command rule below refuses what it cannot judge and a few programs, but only a person can bound it: deny it, or list the programs it may start")
 	case has(processWords) || has(runWords) && has(commandWords):
 		out = append(out, "runs or drives processes on the server's machine")
 	}

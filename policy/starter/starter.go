@@ -90,6 +90,7 @@ const (
 	checkControl check = iota
 	checkFlags
 	checkMeta
+	checkShell
 	checkPath
 	numChecks
 )
@@ -236,12 +237,15 @@ func (p *toolPlan) stringField(n *schemaNode, name, description, sel string, inA
 		p.fields[checkControl] = append(p.fields[checkControl], sel)
 	case !inArray && commandNames[nn]:
 		// A shell command line: pipes and redirections are its ordinary
-		// contents, so shell_metachars would refuse every real use. The
-		// tool gets a REVIEW mark instead.
+		// contents, so shell_metachars would refuse every real use; it is
+		// read with shell_command, and the tool gets a REVIEW mark.
 		if p.commandLine == "" {
 			p.commandLine = sel
 		}
 		p.fields[checkControl] = append(p.fields[checkControl], sel)
+		if nn != "shell" { // the shell's name or path, not a command line
+			p.fields[checkShell] = append(p.fields[checkShell], sel)
+		}
 	case urlNames[nn] || urlDescription.MatchString(description):
 		p.urlField = true
 		p.fields[checkControl] = append(p.fields[checkControl], sel)
@@ -411,6 +415,11 @@ func writeIngress(w *writer, plans []*toolPlan, roots []string) {
 			w.line("  # this server that load code, read config or write files.")
 		case checkMeta:
 			w.line("  # Command-line arguments: no shell metacharacters.")
+		case checkShell:
+			w.line("  # Shell command lines, read as the shell reads them: substitutions, eval,")
+			w.line("  # variable program names, and shells or interpreters running code they")
+			w.line("  # were given are refused, and the programs below wherever they run.")
+			w.line("  # REVIEW: better, list the programs the server may start (programs:).")
 		case checkPath:
 			if len(roots) == 0 {
 				w.line("  # Paths stay inside the directory mcpguard runs in. REVIEW: the roots.")
@@ -431,6 +440,12 @@ func writeIngress(w *writer, plans []*toolPlan, roots []string) {
 			w.line("           --init-script, --node-options, --output, --upload-pack]")
 		case checkMeta:
 			w.line("    check: shell_metachars")
+		case checkShell:
+			w.line("    check: shell_command")
+			w.line("    deny_programs: [rm, rmdir, shred, dd, mkfs, curl, wget, nc, ncat, socat, ssh, scp,")
+			w.line("                    sudo, su, doas, chmod, chown, crontab, kill, pkill, killall]")
+			w.line("    syntax: [pipes, lists, groups, control, redirects, variables, globs, braces]")
+			w.line("    env: [CI, NODE_ENV, FORCE_COLOR, NO_COLOR]")
 		case checkPath:
 			w.line("    check: path_scope")
 			rs := []string{"${PWD}"}
