@@ -261,7 +261,7 @@ func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, [
 	out.Grow(len(raw))
 	// Strings that stay are written with their escapes as they came.
 	enc := jsontext.NewEncoder(&out, jsontext.PreserveRawStrings(true))
-	var rewrites []Rewrite
+	var rewrites rewriteList
 	var path []pathElem
 	// Each open container: an object (waiting for a name or a value) or an
 	// array (and the index of its next element). path[i] is the position
@@ -295,16 +295,20 @@ func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, [
 		if out == s {
 			return s, enc.WriteValue(tok)
 		}
-		field := renderPath(path)
-		if isName {
-			field += " (member name)"
+		field := "(more)"
+		if len(rewrites.list) < MaxRewrites {
+			field = renderPath(path)
+			if isName {
+				field += " (member name)"
+			}
+			field = clean(field)
 		}
 		if mid != s {
-			rewrites = append(rewrites, Rewrite{Field: clean(field), Canonicaliser: applied, Removed: len(s) - len(mid)})
+			rewrites.add(Rewrite{Field: field, Canonicaliser: applied, Removed: len(s) - len(mid)})
 		}
 		for _, rw := range filtered {
-			rw.Field = clean(field)
-			rewrites = append(rewrites, rw)
+			rw.Field = field
+			rewrites.add(rw)
 		}
 		return out, enc.WriteToken(jsontext.String(out))
 	}
@@ -378,7 +382,7 @@ func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, [
 		}
 	}
 	b := out.Bytes()
-	return bytes.TrimRight(b, "\n"), rewrites, nil
+	return bytes.TrimRight(b, "\n"), rewrites.records(), nil
 }
 
 // egressString is the pipeline every string from the server goes

@@ -109,6 +109,41 @@ type Rewrite struct {
 	// secrets, the rule that found a credential; for images and links,
 	// the host.
 	Tool, Rule string
+	// Fields is, for the record that stands for the rewrites past
+	// MaxRewrites (Field "(more)"), how many it stands for; 0 otherwise.
+	Fields int
+}
+
+// MaxRewrites bounds the Rewrite records one message yields: the rest are
+// folded into one "(more)" record that counts them and the bytes they
+// removed. A hostile result of millions of short strings with escapes
+// otherwise held a record (and a rendered path) per string, several times
+// the message's own size.
+const MaxRewrites = 64
+
+// rewriteList collects a message's rewrites within MaxRewrites.
+type rewriteList struct {
+	list []Rewrite
+	more Rewrite
+}
+
+func (l *rewriteList) add(rw Rewrite) {
+	if len(l.list) < MaxRewrites {
+		l.list = append(l.list, rw)
+		return
+	}
+	l.more.Fields++
+	l.more.Removed += rw.Removed
+}
+
+// records returns the rewrites kept and, when some were folded, the
+// "(more)" record.
+func (l *rewriteList) records() []Rewrite {
+	if l.more.Fields == 0 {
+		return l.list
+	}
+	l.more.Field, l.more.Canonicaliser = "(more)", "several"
+	return append(l.list, l.more)
 }
 
 // Session is a policy applied to one downstream: it holds what the session

@@ -583,11 +583,11 @@ func (r *relay) logRewrites(m *message.Message, call *policy.Call, rewrites []po
 	rewrites = r.logHidden(m, method, rewrites)
 	for i, rw := range rewrites {
 		if i == maxRewriteLines {
-			removed := 0
+			removed, n := 0, 0
 			for _, rest := range rewrites[i:] {
 				removed += rest.Removed
+				n += max(1, rest.Fields)
 			}
-			n := len(rewrites) - i
 			r.log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventRewritten, Direction: eventlog.Egress,
 				Method: method, Tool: tool, ID: logID(m.ID), Field: "(more)", Action: eventlog.ActionRewritten,
 				Message: "egress canonicalisers rewrote " + strconv.Itoa(n) + " more fields",
