@@ -356,8 +356,11 @@ func (r *reader) walkWord(w *syntax.Word, program bool) *rules.Finding {
 				found = refuse("a program name that comes from a variable or arithmetic")
 			} else if !r.c.syntax[Variables] {
 				found = refuse("a variable or arithmetic in an argument (variables are not allowed)")
-			} else if pe, ok := x.(*syntax.ParamExp); ok && (pe.Excl || pe.Index != nil) {
-				found = refuse("an indirect or indexed expansion evaluates names the check cannot see")
+			} else if pe, ok := x.(*syntax.ParamExp); ok && (pe.Excl || pe.Index != nil || pe.Names != 0 ||
+				pe.Exp != nil && pe.Exp.Op == syntax.OtherParamOps) {
+				// ${!x} and ${a[...]} evaluate names and arithmetic;
+				// ${x@P} expands a prompt, which runs $(...) in the value.
+				found = refuse("an indirect, indexed or transforming expansion evaluates text the check cannot see")
 			}
 		case *syntax.ExtGlob:
 			if program {

@@ -117,6 +117,7 @@ func TestSyntaxOptIn(t *testing.T) {
 	// Never allowed, whatever the syntax: the program would come from
 	// the running shell.
 	for _, cmd := range []string{"$X a", "${X} a", "ls $(id)", "ls ${!X}", "ls ${a[$(id)]}", "/???/ls", "e* x",
+		"CI='$(id)' ls ${CI@P}", "ls ${!CI*}", "ls ${CI[0]}",
 		"X=1 ls", "env X=1 ls", "ls {a,b}$(id)",
 		// bash syntax that sh reads otherwise (dash runs `ls &` then
 		// truncates x) or not at all: the check cannot know which shell.
