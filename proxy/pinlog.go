@@ -3,10 +3,8 @@ package proxy
 import (
 	"strings"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 
-	"github.com/mcpguard/mcpguard/policy"
 	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
 )
@@ -40,47 +38,6 @@ func (r *relay) logPin(ev pins.Event) {
 			e.Str("kind", ev.Kind)
 			if len(fields) > 0 {
 				e.Strs("changed_fields", fields)
-			}
-			if len(findings) > 0 {
-				e.Strs("findings", findings)
-			}
-		}})
-}
-
-// logServerRequest writes one line for a decision on a request of the
-// server's to the client (id: the request's; nil for an inputRequests
-// entry, whose key is logged instead).
-func (r *relay) logServerRequest(d policy.ServerRequestDecision, id jsontext.Value) {
-	level, ev := zerolog.InfoLevel, eventlog.EventServerRequest
-	switch d.Action {
-	case policy.RequestRejected:
-		level, ev = zerolog.WarnLevel, eventlog.EventRejected
-	case policy.RequestAudited:
-		level, ev = zerolog.WarnLevel, eventlog.EventAudited
-	}
-	var findings []string
-	for _, f := range d.Findings {
-		findings = append(findings, eventlog.Clean(f.String()))
-	}
-	what := d.Kind
-	if what == "" {
-		what = d.Method
-	}
-	msg := "server request " + what + " " + d.Action
-	if d.Reason != "" {
-		msg += ": " + d.Reason
-	}
-	if len(findings) > 0 {
-		msg += "; lint: " + strings.Join(findings, ", ")
-	}
-	r.log.Log(eventlog.Event{Level: level, Event: ev, Direction: eventlog.Egress, Method: d.Method, ID: logID(id),
-		ErrorCode: d.Code, Rule: d.Rule, Action: eventlog.Action(d.Action), Message: msg, PolicyText: true,
-		Extra: func(e *zerolog.Event) {
-			if d.Kind != "" {
-				e.Str("kind", d.Kind)
-			}
-			if d.Key != "" {
-				e.Str("input_request", d.Key)
 			}
 			if len(findings) > 0 {
 				e.Strs("findings", findings)

@@ -1,9 +1,15 @@
 package proxy
 
 import (
+	"strings"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rs/zerolog"
+
+	"github.com/mcpguard/mcpguard/policy"
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/proxy/eventlog"
 )
 
 // maxServerRequests bounds the server's requests to the agent in flight
@@ -50,4 +56,45 @@ func (s *serverRequests) take(key message.Key) (string, bool) {
 		delete(s.methods, key)
 	}
 	return method, ok
+}
+
+// logServerRequest writes one line for a decision on a request of the
+// server's to the client (id: the request's; nil for an inputRequests
+// entry, whose key is logged instead).
+func (r *relay) logServerRequest(d policy.ServerRequestDecision, id jsontext.Value) {
+	level, ev := zerolog.InfoLevel, eventlog.EventServerRequest
+	switch d.Action {
+	case policy.RequestRejected:
+		level, ev = zerolog.WarnLevel, eventlog.EventRejected
+	case policy.RequestAudited:
+		level, ev = zerolog.WarnLevel, eventlog.EventAudited
+	}
+	var findings []string
+	for _, f := range d.Findings {
+		findings = append(findings, eventlog.Clean(f.String()))
+	}
+	what := d.Kind
+	if what == "" {
+		what = d.Method
+	}
+	msg := "server request " + what + " " + d.Action
+	if d.Reason != "" {
+		msg += ": " + d.Reason
+	}
+	if len(findings) > 0 {
+		msg += "; lint: " + strings.Join(findings, ", ")
+	}
+	r.log.Log(eventlog.Event{Level: level, Event: ev, Direction: eventlog.Egress, Method: d.Method, ID: logID(id),
+		ErrorCode: d.Code, Rule: d.Rule, Action: eventlog.Action(d.Action), Message: msg, PolicyText: true,
+		Extra: func(e *zerolog.Event) {
+			if d.Kind != "" {
+				e.Str("kind", d.Kind)
+			}
+			if d.Key != "" {
+				e.Str("input_request", d.Key)
+			}
+			if len(findings) > 0 {
+				e.Strs("findings", findings)
+			}
+		}})
 }
