@@ -43,9 +43,11 @@ const (
 	maxRounds = 4
 	// maxDepth bounds how many base64/hex/base32 layers are decoded.
 	maxDepth = 3
-	// minEncodedRun is the shortest run decoded as base64, hex or base32:
-	// 12 bytes of secret, shorter than every rule's match.
-	minEncodedRun = 16
+	// minEncodedRun is the shortest run decoded as base64, hex or base32
+	// (padding included): 20 bytes of text in base64, an AWS access key
+	// id. The raw check's word grid (nextTextRun) sees every run of 23
+	// bytes or more, so both checks read the same runs.
+	minEncodedRun = 27
 )
 
 // mark is a piece of a reading that does not copy its source byte for
@@ -457,12 +459,6 @@ var hiddenNeedles = sync.OnceValue(func() []string {
 	return out
 })
 
-// rawRunMin is the shortest run the raw check decodes as base64, hex or
-// base32: 20 bytes of text in base64 (an AWS access key id), padding
-// included (the decoded check reads runs from minEncodedRun on). The
-// word grid of nextTextRun sees every run of 23 bytes or more.
-const rawRunMin = 27
-
 // nextPercent returns the offset of the first percent escape of s from
 // i on, or -1.
 func nextPercent(s string, i int) int {
@@ -535,7 +531,7 @@ func strongWord(x uint64) uint64 {
 // may be base64, hex or base32 of text, and the run's bounds (wrapped
 // lines included); -1 when there is none. It looks at every other
 // aligned 8-byte word for a digit or a capital and reads the run around
-// one: a run of rawRunMin bytes or more holds such a word whole, and
+// one: a run of minEncodedRun bytes or more holds such a word whole, and
 // when it encodes a credential, digits and capitals are all over it.
 func nextTextRun(s string, i int) (at, lo, hi int) {
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
@@ -558,11 +554,11 @@ func nextTextRun(s string, i int) (at, lo, hi int) {
 		for hi < len(s) && (b64Byte[s[hi]] || s[hi] == '=') {
 			hi++
 		}
-		if hi-lo >= rawRunMin && textPrefix(s[lo:hi]) {
+		if hi-lo >= minEncodedRun && textPrefix(s[lo:hi]) {
 			lo, hi = runChain(s, k)
 			return k, lo, hi
 		}
-		if end := sepHexRun(s, lo); hi-lo == 2 && end >= lo+rawRunMin {
+		if end := sepHexRun(s, lo); hi-lo == 2 && end >= lo+minEncodedRun {
 			return k, lo, end
 		}
 		w = max(w+8, (hi+7)&^7)

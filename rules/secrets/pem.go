@@ -123,8 +123,8 @@ func bodyLine(s string, i int) int {
 	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
 		k++
 	}
-	if k < len(s) && lineBreak(s, k) == k && s[k] != '"' {
-		return 0 // the line goes on with something else (a quote ends a JSON string)
+	if k < len(s) && lineBreak(s, k) == k && s[k] != '"' && !strings.HasPrefix(s[k:], `\"`) {
+		return 0 // the line goes on with something else (a quote, raw or escaped, ends a JSON string)
 	}
 	return j - i
 }
