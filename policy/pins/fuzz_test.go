@@ -1,6 +1,11 @@
 package pins
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // FuzzCanonical: any input either fails or yields a canonical text that is
 // a fixed point (canonicalising it again changes nothing), so a lock file
@@ -23,6 +28,41 @@ func FuzzCanonical(f *testing.F) {
 		}
 		if again.Text() != d.Text() {
 			t.Fatalf("not a fixed point:\n%s\n%s", d.Text(), again.Text())
+		}
+	})
+}
+
+// FuzzLockRoundTrip: a lock holding any string the server sends, in a
+// field, the instructions or serverInfo, writes and reads back to the same
+// digests (U+00A0, U+2003 and U+3000 once made Marshal fail).
+func FuzzLockRoundTrip(f *testing.F) {
+	for _, s := range []string{"a\u00a0", "\u00a0a", "a\u2003b", "\u3000", "x\u00a0\n", "caf\u00e9 \u00ab\u00a0oui\u00a0\u00bb", "\U0001F600", "'\"\\", "\t- |"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = strings.ToValidUTF8(s, "\uFFFD") // the proxy pins canonical, valid text
+		q, err := jsontext.AppendQuote(nil, s)
+		if err != nil {
+			t.Skip()
+		}
+		d, err := Canonical([]byte(`{"name":"t","description":` + string(q) + `,"title":"x"}`))
+		if err != nil {
+			return // not an item the proxy would pin
+		}
+		l := NewLock()
+		l.Items[Tool]["t"] = d
+		l.ServerInfo = &d
+		l.HasInstructions, l.Instructions = true, s
+		b, err := l.Marshal()
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		back, err := ParseLock(b)
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", s, err, b)
+		}
+		if back.Items[Tool]["t"].Digest() != d.Digest() || back.ServerInfo.Digest() != d.Digest() || back.Instructions != s {
+			t.Fatalf("%q changed on the round trip:\n%s", s, b)
 		}
 	})
 }

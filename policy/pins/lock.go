@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -200,10 +202,10 @@ func (it lockItem) definition(where string) (Definition, error) {
 	d := Definition{Fields: map[string]string{}}
 	for name, text := range it.Fields {
 		def, err := Canonical([]byte(`{"v":` + text + `}`))
-		if err != nil || def.Fields["v"] != text {
+		if err != nil || asciiJSON(def.Fields["v"]) != asciiJSON(text) {
 			return Definition{}, fmt.Errorf("%s.fields.%s is not canonical JSON", where, name)
 		}
-		d.Fields[name] = text
+		d.Fields[name] = def.Fields["v"]
 	}
 	if d.Digest() != it.Digest {
 		return Definition{}, fmt.Errorf("%s: digest %s does not match its fields (%s); was the lock edited by hand? run mcpguard pin again", where, it.Digest, d.Digest())
@@ -229,7 +231,7 @@ func (l *Lock) Marshal() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		doc = append(doc, yaml.MapItem{Key: "instructions", Value: string(q)})
+		doc = append(doc, yaml.MapItem{Key: "instructions", Value: asciiJSON(string(q))})
 	}
 	if l.ServerInfo != nil {
 		doc = append(doc, yaml.MapItem{Key: "server_info", Value: itemYAML(*l.ServerInfo)})
@@ -270,9 +272,31 @@ func (l *Lock) Marshal() ([]byte, error) {
 func itemYAML(d Definition) yaml.MapSlice {
 	fields := yaml.MapSlice{}
 	for _, name := range d.names() {
-		fields = append(fields, yaml.MapItem{Key: name, Value: d.Fields[name]})
+		fields = append(fields, yaml.MapItem{Key: name, Value: asciiJSON(d.Fields[name])})
 	}
 	return yaml.MapSlice{{Key: "digest", Value: d.Digest()}, {Key: "fields", Value: fields}}
+}
+
+// asciiJSON spells the JSON text j in ASCII: every other code point (all
+// of them inside strings) becomes a \u escape, a surrogate pair above
+// U+FFFF. The YAML library reads some Unicode spaces (U+00A0, U+2003,
+// U+3000) as its own whitespace and trims or folds them, so a lock
+// written with them raw did not read back; escaped, every string does,
+// and the reader re-canonicalises to the same text and digest.
+func asciiJSON(j string) string {
+	var b strings.Builder
+	for _, r := range j {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 // WriteFile writes the lock atomically (a temporary file renamed over path).
