@@ -26,7 +26,7 @@ func (r *reader) run(argv []field) *rules.Finding {
 	}
 	name := strings.ToLower(prog[strings.LastIndexByte(prog, '/')+1:])
 	args := argv[1:]
-	if r.c.allow == nil && (opaque[name] || name == "busybox") {
+	if r.c.allow == nil && opaque[name] {
 		return refuse("program %q runs commands the check cannot follow; list it in programs to allow it", name)
 	}
 	if f := unreadable(name, args); f != nil {
@@ -38,12 +38,12 @@ func (r *reader) run(argv []field) *rules.Finding {
 	return nil
 }
 
-// opaque run other programs with options the check does not follow;
-// interpreter matches programs that run code given as an argument or on
-// standard input. Without an allowlist they are refused: a denylist
-// cannot see what they run.
+// opaque run other programs with options, or in a syntax, the check does
+// not follow. Without an allowlist they are refused: a denylist cannot see
+// what they run. An allowlist that names one accepts it.
 var opaque = map[string]bool{
-	"strace": true, "ltrace": true, "gdb": true, "valgrind": true, "chroot": true,
+	"busybox": true,
+	"strace":  true, "ltrace": true, "gdb": true, "valgrind": true, "chroot": true,
 	"unshare": true, "nsenter": true, "runuser": true, "setpriv": true, "ionice": true,
 	"taskset": true, "chrt": true, "parallel": true, "expect": true, "tmux": true,
 	"screen": true, "at": true, "batch": true, "crontab": true, "systemd-run": true,
@@ -51,8 +51,11 @@ var opaque = map[string]bool{
 	"mksh": true, "pwsh": true, "powershell": true, "osascript": true,
 }
 
+// interpreter matches the programs that run code given as an argument or
+// on standard input (see unreadable).
 var interpreter = regexp.MustCompile(`^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|rscript|julia|irb|jshell|groovy|scala|ts-node|tsx)$`)
 
+// awk matches the awk family, whose program text is always inline.
 var awk = regexp.MustCompile(`^[gmn]?awk$`)
 
 // unreadable refuses what runs code the check cannot read, whatever the
@@ -268,14 +271,13 @@ func (r *reader) nested(src string) *rules.Finding {
 // env: options, then NAME=VALUE assignments (judged like the shell's),
 // then the program; -S splits a string with rules of its own.
 func env(r *reader, args []field) *rules.Finding {
-	i, seen, f := opts{flags: "i0v", valued: "uCP", long: map[string]bool{
+	i, _, f := opts{flags: "i0v", valued: "uCP", long: map[string]bool{
 		"ignore-environment": false, "null": false, "unset": true, "chdir": true, "debug": false,
 		"default-signal": false, "ignore-signal": false, "block-signal": false, "list-signal-handling": false,
 	}}.skip(args)
 	if f != nil {
 		return f
 	}
-	_ = seen
 	for ; i < len(args); i++ {
 		a := args[i]
 		if !a.known {
