@@ -109,12 +109,15 @@ func TestServerRequestsJudged(t *testing.T) {
 	// One log line per decision.
 	counts := map[string]int{}
 	for _, ev := range logEvents(t, logFile) {
-		if kind, ok := ev["kind"].(string); ok && ev["event"] != "pin" {
+		kind, hasKind := ev["kind"].(string)
+		_, inputRequest := ev["input_request"]
+		if (hasKind || inputRequest) && ev["event"] != "pin" {
 			counts[kind+" "+ev["action"].(string)]++
 		}
 	}
-	// The two inputRequests entries are of no kind: their methods are
-	// not sampling, elicitation or roots once read as sent.
+	// The two inputRequests entries are of no kind (their lines have no
+	// kind): their methods are not sampling, elicitation or roots once
+	// read as sent.
 	want := map[string]int{"elicitation_url rejected": 2, "elicitation_form rejected": 1, "elicitation_form allowed": 1,
 		"sampling allowed": 1, " rejected": 2}
 	for key, n := range want {
