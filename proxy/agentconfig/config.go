@@ -52,6 +52,12 @@ type Server struct {
 	Argv    []string // the server's own command line (after "--" when guarded)
 	Policy  string   // Guarded: the --policy given to mcpguard, if any
 	Own     []string // Guarded: mcpguard's own arguments, before "--"
+	Command string   // the entry's command, as written
+	Cwd     string   // the entry's cwd, if any
+	// Launcher is the program that starts mcpguard when the entry does
+	// not run it directly (npx, env, sh -c): the entry is guarded, and
+	// unwrap leaves it for the user to undo by hand.
+	Launcher string
 }
 
 // Config is one parsed config file.
@@ -195,9 +201,13 @@ func classify(s *Server, v hujson.Value, isGuard func(string) bool) {
 			return
 		}
 	}
-	if isGuard(command) {
-		s.Kind = Guarded
-		own, server, ok := splitGuardArgs(args)
+	s.Command = command
+	if raw, ok := e["cwd"]; ok {
+		json.Unmarshal(raw, &s.Cwd)
+	}
+	if launcher, rest, ok := guardIn(command, args, isGuard); ok {
+		s.Kind, s.Launcher = Guarded, launcher
+		own, server, ok := splitGuardArgs(rest)
 		if !ok {
 			s.Note = `mcpguard without "--" before the server's command; unwrap leaves it alone`
 		}
@@ -261,7 +271,9 @@ func policyFlag(own []string) string {
 }
 
 // IsGuardCommand returns the test wrap uses to recognise mcpguard in an
-// entry's command: exe itself, or any program named mcpguard.
+// entry's command: exe itself, or any program named mcpguard, versioned
+// or not (mcpguard-1.2, mcpguard_v2, mcpguard.exe: an upgrade installed
+// beside the old one is still mcpguard, and is not wrapped again).
 func IsGuardCommand(exe string) func(string) bool {
 	return func(command string) bool {
 		if command == exe {
@@ -271,9 +283,89 @@ func IsGuardCommand(exe string) func(string) bool {
 		if i := strings.LastIndexAny(base, `/\`); i >= 0 {
 			base = base[i+1:]
 		}
-		base = strings.TrimSuffix(strings.ToLower(base), ".exe")
-		return base == "mcpguard"
+		return guardName.MatchString(strings.ToLower(base))
 	}
+}
+
+// guardName is mcpguard's program or package name, with an optional
+// version (mcpguard-1.2, mcpguard@1.2.0, mcpguard_v2) and .exe.
+var guardName = regexp.MustCompile(`^mcpguard(?:[-_@.]?v?[0-9][0-9a-z.+_-]*)?(?:\.exe)?$`)
+
+// guardIn finds mcpguard in an entry's command line, run directly or
+// through a launcher: env (options and NAME=VALUE words skipped), npx,
+// bunx, pnpm dlx, yarn dlx, uvx, pipx run (mcpguard as the package), and
+// sh/bash/zsh/dash -c "mcpguard ...". It returns the launcher ("" when
+// mcpguard is the command) and mcpguard's own arguments. An entry
+// guarded through a launcher must not be wrapped a second time, and a
+// status that called it UNGUARDED would send the user to do just that.
+func guardIn(command string, args []string, isGuard func(string) bool) (launcher string, rest []string, ok bool) {
+	if isGuard(command) {
+		return "", args, true
+	}
+	argv := append([]string{command}, args...)
+	for depth := 0; depth < 4 && len(argv) > 0; depth++ {
+		base := strings.ToLower(filepath.Base(argv[0]))
+		next := []string(nil)
+		switch base {
+		case "env":
+			i := 1
+			for i < len(argv) && (strings.HasPrefix(argv[i], "-") || strings.Contains(argv[i], "=")) {
+				if argv[i] == "-u" || argv[i] == "-C" || argv[i] == "-S" {
+					i++
+				}
+				i++
+			}
+			next = argv[min(i, len(argv)):]
+		case "npx", "bunx", "uvx", "pnpx":
+			next = skipLauncherFlags(argv[1:])
+		case "pnpm", "yarn", "bun", "npm", "pipx", "uv":
+			if len(argv) > 1 && (argv[1] == "dlx" || argv[1] == "exec" || argv[1] == "x" || argv[1] == "run" || argv[1] == "tool") {
+				rest := argv[2:]
+				if base == "uv" && len(rest) > 0 && rest[0] == "run" {
+					rest = rest[1:]
+				}
+				next = skipLauncherFlags(rest)
+			}
+		case "sh", "bash", "zsh", "dash", "ash", "ksh":
+			for i := 1; i+1 < len(argv); i++ {
+				if strings.HasPrefix(argv[i], "-") && strings.Contains(argv[i], "c") && !strings.HasPrefix(argv[i], "--") {
+					next = strings.Fields(argv[i+1])
+					if len(next) > 0 && next[0] == "exec" {
+						next = next[1:]
+					}
+					break
+				}
+			}
+		}
+		if len(next) == 0 {
+			return "", nil, false
+		}
+		if launcher == "" {
+			launcher = base
+		}
+		if isGuard(next[0]) || guardName.MatchString(strings.ToLower(filepath.Base(packageName(next[0])))) {
+			return launcher, next[1:], true
+		}
+		argv = next
+	}
+	return "", nil, false
+}
+
+// skipLauncherFlags drops a package runner's own options (-y, --yes,
+// --quiet, -p PKG, --package=PKG) and returns the command it runs.
+func skipLauncherFlags(argv []string) []string {
+	i := 0
+	for i < len(argv) && strings.HasPrefix(argv[i], "-") {
+		switch argv[i] {
+		case "-p", "--package", "--from", "--with", "--spec", "--python":
+			i++
+		}
+		i++
+	}
+	if i >= len(argv) {
+		return nil
+	}
+	return argv[i:]
 }
 
 // escape makes s one JSON pointer token (RFC 6901).

@@ -55,8 +55,11 @@
 // drive letter or UNC path): mcpguard does not run on Windows.
 //
 // An entry whose command is mcpguard (the path wrap writes, or any program
-// named mcpguard) is guarded: wrap leaves it alone, so wrapping twice
-// changes nothing. One exception: an entry wrap guarded with the baseline
+// named mcpguard, versioned or not: mcpguard-1.2, mcpguard_v2) is guarded,
+// and so is one that starts mcpguard through a launcher (env, npx, bunx,
+// pnpm/yarn dlx, uvx, pipx run, sh -c "mcpguard ..."): wrap leaves it
+// alone, so wrapping twice changes nothing, and unwrap leaves a launched
+// one for the user to undo. One exception: an entry wrap guarded with the baseline
 // (args ["--", ...]) gets --policy P in front when a later wrap is given
 // --policy-dir and a policy fits. unwrap takes the server's argv back from after the
 // first "--": the word after it returns to command, the rest stays in
@@ -125,7 +128,12 @@
 // # Status
 //
 // One line per configured server: client, name, state (guarded,
-// UNGUARDED, remote, skipped), policy, lock state, and the rejections the
+// UNGUARDED, BROKEN, remote, skipped, and UNKNOWN for a config that could
+// not be read or parsed, or that status cannot read: its servers are not
+// counted, and the summary names it). A guarded entry is BROKEN when it
+// cannot start: the program it runs is missing, not executable or not on
+// PATH, its policy is missing or does not load, or its lock file is
+// missing or invalid (StartProblem). policy, lock state, and the rejections the
 // log holds for the server's log name (its policy's server:, else its
 // command's base name, as mcpguard logs it) in the last 24 hours. The
 // lock state comes from the policy's pins: lock file (LockState):

@@ -2,6 +2,8 @@ package agentconfig
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,6 +33,12 @@ type StatusReport struct {
 	Notes     []string // configs not read and entries skipped, with why
 	Guarded   int      // stdio servers mcpguard guards
 	Unguarded int      // stdio servers it does not: shadow servers
+	// Broken are guarded entries that cannot start (mcpguard, its
+	// policy or its lock file missing): the agent fails to run them.
+	Broken int
+	// Unknown are the configs status could not read, parse or does not
+	// understand: their servers are not counted, and the summary says so.
+	Unknown []string
 	// Errs are the configs that could not be read.
 	Errs []error
 }
@@ -45,13 +53,19 @@ type StatusRow struct {
 // which policy, its lock state, and its rejections in the log.
 func Status(o Options, so StatusOptions) StatusReport {
 	o.Env.AllProjects = true
-	cfgs, errs := o.load()
+	cfgs, errs, failed := o.load()
 	r := StatusReport{Since: so.Since, Errs: errs}
+	for _, l := range failed {
+		where := Display(l.Path, o.Env.Home)
+		r.Rows = append(r.Rows, StatusRow{l.Client, "?", "UNKNOWN", "-", "-", "-", where})
+		r.Unknown = append(r.Unknown, where)
+	}
 	for _, c := range cfgs {
 		where := Display(c.Path, o.Env.Home)
 		if c.Unsupported != "" {
-			r.Rows = append(r.Rows, StatusRow{c.Client, "?", "not read", "-", "-", "-", where})
-			r.Notes = append(r.Notes, fmt.Sprintf("%s: not supported: %s", where, c.Unsupported))
+			r.Rows = append(r.Rows, StatusRow{c.Client, "?", "UNKNOWN", "-", "-", "-", where})
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: not read: %s", where, c.Unsupported))
+			r.Unknown = append(r.Unknown, where)
 			continue
 		}
 		for _, s := range c.Servers {
@@ -70,6 +84,15 @@ func Status(o Options, so StatusOptions) StatusReport {
 				}
 				if so.Rejections != nil {
 					row.Rejected = strconv.Itoa(so.Rejections[LogName(s)])
+				}
+				if s.Launcher != "" {
+					row.State = "guarded (" + s.Launcher + ")"
+				}
+				if why := StartProblem(s, row.Lock); why != "" {
+					r.Guarded--
+					r.Broken++
+					row.State = "BROKEN"
+					r.Notes = append(r.Notes, fmt.Sprintf("%s: %s: BROKEN: %s", where, serverLabel(&s), why))
 				}
 			case Unguarded:
 				r.Unguarded++
@@ -103,11 +126,14 @@ func (r StatusReport) String() string {
 	for _, n := range r.Notes {
 		b.WriteString(n + "\n")
 	}
-	fmt.Fprintf(&b, "%d guarded, %d unguarded stdio servers", r.Guarded, r.Unguarded)
+	fmt.Fprintf(&b, "%d guarded, %d unguarded, %d BROKEN stdio servers", r.Guarded, r.Unguarded, r.Broken)
 	if r.Unguarded > 0 {
-		b.WriteString(" (mcpguard wrap guards them)")
+		b.WriteString(" (mcpguard wrap guards the unguarded)")
 	}
 	b.WriteByte('\n')
+	if n := len(r.Unknown); n > 0 {
+		fmt.Fprintf(&b, "UNKNOWN: %d config(s) not read, their servers not counted: %s\n", n, strings.Join(r.Unknown, ", "))
+	}
 	return b.String()
 }
 
@@ -159,4 +185,49 @@ func LogName(s Server) string {
 		return ""
 	}
 	return filepath.Base(s.Argv[0])
+}
+
+// StartProblem says why a guarded entry cannot start, or "": the
+// program it runs (mcpguard, or its launcher) is missing or not
+// executable, its policy is missing or does not load, or its lock file
+// (lock, as LockState gives it) is missing or invalid. Such an entry is
+// no guard at all: the agent fails to start the server, and a status
+// calling it guarded would be false assurance.
+func StartProblem(s Server, lock string) string {
+	if s.Command != "" {
+		if strings.ContainsRune(s.Command, '/') {
+			p := s.Command
+			if !filepath.IsAbs(p) && s.Cwd != "" {
+				p = filepath.Join(s.Cwd, p)
+			}
+			fi, err := os.Stat(p)
+			switch {
+			case err != nil:
+				return s.Command + " is missing"
+			case fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
+				return s.Command + " is not executable"
+			}
+		} else if _, err := exec.LookPath(s.Command); err != nil {
+			return s.Command + " is not on PATH"
+		}
+	}
+	if s.Policy != "" {
+		p := s.Policy
+		if !filepath.IsAbs(p) && s.Cwd != "" {
+			p = filepath.Join(s.Cwd, p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return "its policy " + s.Policy + " is missing"
+		}
+		if _, err := policy.LoadFileWithoutLock(p); err != nil {
+			return "its policy does not load: " + err.Error()
+		}
+	}
+	switch lock {
+	case "missing":
+		return "its lock file is missing (run mcpguard pin)"
+	case "invalid":
+		return "its lock file does not check (run mcpguard pin --diff)"
+	}
+	return ""
 }

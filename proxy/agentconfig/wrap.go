@@ -21,19 +21,20 @@ type Options struct {
 	Policies Policies
 }
 
-func (o *Options) load() ([]*Config, []error) {
+// load reads every config found; the ones that cannot be read or parsed
+// are returned in failed, each with its error in errs.
+func (o *Options) load() (cfgs []*Config, errs []error, failed []Location) {
 	isGuard := IsGuardCommand(o.Exe)
-	var cfgs []*Config
-	var errs []error
 	for _, loc := range Locate(o.Env, o.Clients) {
 		c, err := Load(loc, isGuard)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %v; left as it is", Display(loc.Path, o.Env.Home), err))
+			failed = append(failed, loc)
 			continue
 		}
 		cfgs = append(cfgs, c)
 	}
-	return cfgs, errs
+	return cfgs, errs, failed
 }
 
 // Report is what Wrap or Unwrap did: one File per config found, in the
@@ -130,7 +131,7 @@ func Unwrap(o Options) Report {
 
 func (o *Options) run(wrap bool) Report {
 	o.Policies.DryRun = o.DryRun // a dry run writes no policy and starts no server
-	cfgs, errs := o.load()
+	cfgs, errs, _ := o.load()
 	r := Report{Errs: errs}
 	for _, c := range cfgs {
 		f := File{Path: Display(c.Path, o.Env.Home), Client: c.Client, Scope: c.Scope, Unsupported: c.Unsupported}
@@ -176,6 +177,12 @@ func (o *Options) edit(c *Config, s *Server, wrap bool) Outcome {
 		return outcome("remote", s.Note+": not wrappable (nothing runs locally)", false)
 	case Unusable:
 		return outcome("skipped", s.Note, false)
+	}
+	if s.Kind == Guarded && s.Launcher != "" {
+		if wrap {
+			return outcome("guarded", "already, through "+s.Launcher+"; "+policyLabel(s.Policy), false)
+		}
+		return outcome("skipped", "mcpguard runs through "+s.Launcher+": unwrap it by hand", false)
 	}
 	if wrap && s.Kind == Guarded {
 		if s.Policy == "" && len(s.Own) == 0 && len(s.Argv) > 0 && o.Policies.Dir != "" {

@@ -493,7 +493,10 @@ func TestStatus(t *testing.T) {
 	}
 	// the hand-wrapped fetch server: guarded, its policy (which does not
 	// load here, so the log name is the command's base name, uvx)
-	if f := find(ClaudeCode, "guarded"); f[2] != "guarded" || f[3] != "/home/me/.config/mcpguard/fetch.yaml" || f[4] != "?" || f[5] != "7" {
+	// the hand-wrapped entry's mcpguard and policy do not exist here: it
+	// cannot start, and status says so rather than "guarded"
+	if f := find(ClaudeCode, "guarded"); f[2] != "BROKEN" || f[3] != "/home/me/.config/mcpguard/fetch.yaml" || f[4] != "?" || f[5] != "7" ||
+		!strings.Contains(out.String(), "guarded: BROKEN: /usr/local/bin/mcpguard is missing") {
 		t.Errorf("guarded line: %q", f)
 	}
 	if f := find(Cursor, "notes"); f[2] != "UNGUARDED" {
@@ -505,10 +508,11 @@ func TestStatus(t *testing.T) {
 	if f := find(ClaudeDesktop, "windows"); f[2] != "skipped" || !strings.Contains(out.String(), "windows: a Windows command; mcpguard does not run on Windows") {
 		t.Errorf("windows line: %q", f)
 	}
-	if f := find(Codex, "?"); f[2] != "not" {
+	if f := find(Codex, "?"); f[2] != "UNKNOWN" {
 		t.Errorf("codex line: %q", f)
 	}
-	if !strings.Contains(out.String(), "1 guarded, 15 unguarded stdio servers") {
+	if !strings.Contains(out.String(), "0 guarded, 15 unguarded, 1 BROKEN stdio servers") ||
+		!strings.Contains(out.String(), "UNKNOWN: 1 config(s) not read, their servers not counted: ~/.codex/config.toml") {
 		t.Errorf("no summary:\n%s", out.String())
 	}
 	if len(lines) > 40 {
@@ -677,6 +681,110 @@ func TestLockState(t *testing.T) {
 	} {
 		if got := LockState(Server{Kind: Guarded, Policy: tc.policy}); got != tc.want {
 			t.Errorf("LockState(%q) = %q, want %q", tc.policy, got, tc.want)
+		}
+	}
+}
+
+func TestStatusNamesWhatItCannotRead(t *testing.T) {
+	home := t.TempDir()
+	write := func(rel, text string, mode fs.FileMode) {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe := filepath.Join(home, "bin", "mcpguard")
+	write("bin/mcpguard", "#!/bin/sh\n", 0o755)
+	write("bin/mcpguard-0.9", "", 0o644)
+	pol := filepath.Join(home, "p.yaml")
+	write("p.yaml", "version: 1\nserver: x\n", 0o644)
+	write(".cursor/mcp.json", `{"mcpServers": {"a": {"command": "node", "args": ["a.js"]},,}`, 0o644)
+	write(".gemini/settings.json", `{"mcpServers": {
+		"ok": {"command": "`+exe+`", "args": ["--", "node", "s.js"]},
+		"gone": {"command": "`+filepath.Join(home, "bin", "mcpguard-2")+`", "args": ["--", "node", "s.js"]},
+		"noexec": {"command": "`+filepath.Join(home, "bin", "mcpguard-0.9")+`", "args": ["--", "node", "s.js"]},
+		"nopolicy": {"command": "`+exe+`", "args": ["--policy", "`+filepath.Join(home, "none.yaml")+`", "--", "node", "s.js"]},
+		"policy": {"command": "`+exe+`", "args": ["--policy", "`+pol+`", "--", "node", "s.js"]}
+	}}`, 0o644)
+	o := testOptions(home)
+	o.Exe = exe
+	r := Status(o, StatusOptions{})
+	out := r.String()
+	for _, want := range []string{
+		"2 guarded, 0 unguarded, 3 BROKEN stdio servers",
+		"UNKNOWN: 1 config(s) not read, their servers not counted: ~/.cursor/mcp.json",
+		"gone: BROKEN: " + filepath.Join(home, "bin", "mcpguard-2") + " is missing",
+		"noexec: BROKEN: " + filepath.Join(home, "bin", "mcpguard-0.9") + " is not executable",
+		"nopolicy: BROKEN: its policy " + filepath.Join(home, "none.yaml") + " is missing",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if len(r.Errs) != 1 {
+		t.Errorf("errors: %v", r.Errs)
+	}
+}
+
+func TestGuardBehindLaunchersIsRecognised(t *testing.T) {
+	isGuard := IsGuardCommand(testExe)
+	for _, tc := range []struct {
+		argv     []string
+		launcher string
+		server   string
+	}{
+		{[]string{"mcpguard", "--", "srv"}, "", "srv"},
+		{[]string{"/usr/local/bin/mcpguard-1.2", "--", "srv"}, "", "srv"},
+		{[]string{"/opt/bin/mcpguard_v2.0.1", "--policy", "p", "--", "srv"}, "", "srv"},
+		{[]string{"npx", "-y", "mcpguard@1.2.0", "--", "srv"}, "npx", "srv"},
+		{[]string{"env", "-u", "X", "A=1", "mcpguard", "--", "srv"}, "env", "srv"},
+		{[]string{"/usr/bin/env", "mcpguard-1.2", "--", "srv"}, "env", "srv"},
+		{[]string{"sh", "-c", "exec mcpguard --policy p -- srv a"}, "sh", "srv"},
+		{[]string{"bash", "-lc", "mcpguard -- srv"}, "bash", "srv"},
+		{[]string{"env", "A=1", "npx", "-y", "mcpguard", "--", "srv"}, "env", "srv"},
+		{[]string{"pnpm", "dlx", "mcpguard", "--", "srv"}, "pnpm", "srv"},
+	} {
+		launcher, rest, ok := guardIn(tc.argv[0], tc.argv[1:], isGuard)
+		_, server, _ := splitGuardArgs(rest)
+		if !ok || launcher != tc.launcher || len(server) == 0 || server[0] != tc.server {
+			t.Errorf("%q: launcher %q rest %q ok %v", tc.argv, launcher, rest, ok)
+		}
+	}
+	for _, argv := range [][]string{
+		{"npx", "-y", "@modelcontextprotocol/server-filesystem", "mcpguard"},
+		{"env", "A=mcpguard", "node", "s.js"},
+		{"sh", "-c", "node s.js mcpguard"},
+		{"mcpguardian", "--", "srv"},
+		{"node", "mcpguard"},
+	} {
+		if l, _, ok := guardIn(argv[0], argv[1:], isGuard); ok {
+			t.Errorf("%q taken for mcpguard (through %q)", argv, l)
+		}
+	}
+}
+
+func TestWrapDoesNotWrapALaunchedGuardTwice(t *testing.T) {
+	home := t.TempDir()
+	p := filepath.Join(home, ".cursor", "mcp.json")
+	orig := `{"mcpServers": {"a": {"command": "npx", "args": ["-y", "mcpguard@1.2", "--", "node", "s.js"]}, "b": {"command": "sh", "args": ["-c", "mcpguard -- node s.js"]}}}`
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, wrap := range []bool{true, false} {
+		var r Report
+		if wrap {
+			r = Wrap(testOptions(home))
+		} else {
+			r = Unwrap(testOptions(home))
+		}
+		if b, _ := os.ReadFile(p); string(b) != orig || r.Failed() {
+			t.Errorf("wrap=%v changed the file or failed:\n%s\n%s", wrap, b, r)
 		}
 	}
 }
