@@ -764,7 +764,8 @@ func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes) bool {
 			if at < 0 {
 				break
 			}
-			ok, end := sc.windowClean(s, at, at, at)
+			lo, hi := wordAround(s, at)
+			ok, end := sc.windowClean(s, at, lo, hi)
 			if !ok {
 				return false
 			}
@@ -782,6 +783,21 @@ func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes) bool {
 		}
 		i = end
 	}
+}
+
+// wordAround returns the bounds of the run of bytes around at in a raw
+// JSON text that holds no blank and no end of a string: an encoded token
+// (4x percent-encoded, written in \u escapes) is many times longer than
+// the credential it hides, and is decoded whole.
+func wordAround(s string, at int) (int, int) {
+	lo, hi := at, at
+	for lo > 0 && s[lo-1] != ' ' && s[lo-1] != '\t' && !(s[lo-1] == '"' && rawjson.EvenBackslashes(s, lo-1)) {
+		lo--
+	}
+	for hi < len(s) && s[hi] != ' ' && s[hi] != '\t' && !(s[hi] == '"' && rawjson.EvenBackslashes(s, hi)) {
+		hi++
+	}
+	return lo, hi
 }
 
 // runChain returns the bounds of the run of base64 bytes around at in a
