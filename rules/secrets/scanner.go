@@ -1,7 +1,11 @@
 // Package secrets finds credentials in text: gitleaks' default rules
 // (generated into gitleaks_rules.go by internal/gitleaksgen; MIT License,
-// see LICENSE.gitleaks) and the known secrets of the environment the MCP
-// server runs with, also base64-, hex-, percent- or JSON-encoded.
+// see LICENSE.gitleaks), mcpguard's own formats (formats.go: credential
+// files, URL passwords, headers; pem.go: private key blocks of any length
+// and their parts) and the known secrets of the environment the MCP
+// server runs with, in the text and in every reading of its decoding
+// pipeline (decode.go: escapes of every kind, invisible and fullwidth
+// characters, base64, hex and base32).
 //
 // It stops the exfiltration of credentials through tool calls (an
 // injected agent putting a token into an issue body or a URL's query) and
