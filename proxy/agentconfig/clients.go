@@ -23,8 +23,97 @@ const (
 	Codex         = "codex"
 )
 
+// Shapes of a server entry.
+const (
+	// CommandArgs: {"command": "prog", "args": [...]} (most agents).
+	CommandArgs = "command+args"
+	// CommandArray: {"type": "local", "command": ["prog", ...]} (opencode).
+	CommandArray = "command array"
+)
+
+// Agent is one agent's MCP configuration: where its files are, their
+// format, the member that holds the servers, and the shape of an entry.
+// Paths start with ~ (the home directory), $XDG (XDG_CONFIG_HOME), $MAC
+// (~/Library/Application Support) or $CODEX (CODEX_HOME); they may hold
+// a * (profiles, extensions). Project paths are relative to the project
+// directory. mcpguard runs on Linux and macOS: Windows paths are not
+// listed.
+type Agent struct {
+	Name    string
+	User    []string
+	Project []string
+	Format  string // "json" (comments and trailing commas allowed), "toml", "yaml"
+	Key     string // the member of servers, by name
+	Shape   string
+	// Remote says how a remote (HTTP, SSE) entry looks: it is listed and
+	// left alone.
+	Remote string
+	// Unsupported says why the files are listed (status counts them
+	// UNKNOWN) but not edited.
+	Unsupported string
+}
+
+// Agents is every agent wrap and status know, in the order they report
+// them.
+var Agents = []Agent{
+	{Name: ClaudeDesktop, User: []string{"$MAC/Claude/claude_desktop_config.json", "$XDG/Claude/claude_desktop_config.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: "none (remote servers are connectors, set in the app)"},
+	{Name: ClaudeCode, User: []string{"~/.claude.json"}, Project: []string{".mcp.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "http"|"sse", "url"`},
+	{Name: Cursor, User: []string{"~/.cursor/mcp.json"}, Project: []string{".cursor/mcp.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url"`},
+	{Name: VSCode, User: []string{
+		"$XDG/Code/User/mcp.json", "$XDG/Code/User/profiles/*/mcp.json",
+		"$XDG/Code - Insiders/User/mcp.json", "$XDG/Code - Insiders/User/profiles/*/mcp.json",
+		"$MAC/Code/User/mcp.json", "$MAC/Code/User/profiles/*/mcp.json",
+		"$MAC/Code - Insiders/User/mcp.json", "$MAC/Code - Insiders/User/profiles/*/mcp.json"},
+		Project: []string{".vscode/mcp.json"},
+		Format:  "json", Key: "servers", Shape: CommandArgs, Remote: `"type": "http"|"sse", "url"`},
+	{Name: Windsurf, User: []string{"~/.codeium/windsurf/mcp_config.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"serverUrl"`},
+	{Name: Gemini, User: []string{"~/.gemini/settings.json", "~/.gemini/extensions/*/gemini-extension.json"}, Project: []string{".gemini/settings.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url" (SSE), "httpUrl"`},
+	{Name: Codex, User: []string{"$CODEX/config.toml"}, Project: []string{".codex/config.toml"},
+		Format: "toml", Key: "mcp_servers", Shape: CommandArgs, Remote: `url = "..."`,
+		Unsupported: "TOML is not edited yet; wrap its servers by hand"},
+	{Name: "cline", User: []string{
+		"$XDG/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+		"$MAC/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "sse"|"streamableHttp", "url"`},
+	{Name: "zed", User: []string{"$XDG/zed/settings.json", "~/.zed/settings.json"}, Project: []string{".zed/settings.json"},
+		Format: "json", Key: "context_servers", Shape: CommandArgs, Remote: `"url"`},
+	{Name: "opencode", User: []string{"$XDG/opencode/opencode.json", "$XDG/opencode/opencode.jsonc"}, Project: []string{"opencode.json", "opencode.jsonc"},
+		Format: "json", Key: "mcp", Shape: CommandArray, Remote: `"type": "remote", "url"`},
+	{Name: "lmstudio", User: []string{"~/.lmstudio/mcp.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url"`},
+	{Name: "junie", User: []string{"~/.junie/mcp/mcp.json"}, Project: []string{".junie/mcp/mcp.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url"`},
+	{Name: "amazonq", User: []string{"~/.aws/amazonq/mcp.json"}, Project: []string{".amazonq/mcp.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url"`},
+	{Name: "kiro", User: []string{"~/.kiro/settings/mcp.json"}, Project: []string{".kiro/settings/mcp.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url"`},
+	{Name: "copilot", User: []string{"~/.copilot/mcp-config.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "http"|"sse", "url"`},
+	{Name: "crush", User: []string{"$XDG/crush/crush.json"}, Project: []string{"crush.json", ".crush.json"},
+		Format: "json", Key: "mcp", Shape: CommandArgs, Remote: `"type": "http"|"sse", "url"`},
+	{Name: "antigravity", User: []string{"~/.gemini/antigravity/mcp_config.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"serverUrl"`},
+	{Name: "continue", User: []string{"~/.continue/config.yaml"},
+		Format: "yaml", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "sse"|"streamable-http", "url"`,
+		Unsupported: "YAML is not edited yet; wrap its servers by hand"},
+	{Name: "goose", User: []string{"$XDG/goose/config.yaml"},
+		Format: "yaml", Key: "extensions", Shape: "cmd+args", Remote: `"type": "sse"|"streamable_http", "uri"`,
+		Unsupported: "YAML is not edited yet; wrap its servers by hand"},
+}
+
 // Clients lists every client wrap knows, in the order it reports them.
-var Clients = []string{ClaudeDesktop, ClaudeCode, Cursor, VSCode, Windsurf, Gemini, Codex}
+var Clients = func() []string {
+	var names []string
+	for _, a := range Agents {
+		names = append(names, a.Name)
+	}
+	return names
+}()
 
 // Env says where to look for configs. Tests point Home at a fixture.
 type Env struct {
@@ -71,8 +160,11 @@ type Location struct {
 	Client string
 	Path   string
 	Scope  string // "user", or "project DIR"
-	// Key names the object of servers: "mcpServers", or "servers" (VS Code).
+	// Key names the object of servers: "mcpServers", "servers" (VS Code),
+	// "mcp" (opencode, Crush), "context_servers" (Zed).
 	Key string
+	// Shape is the entry's shape: CommandArgs or CommandArray.
+	Shape string
 	// ClaudeProjects: ~/.claude.json, whose projects.<dir>.mcpServers
 	// hold each project's local servers too.
 	ClaudeProjects bool
@@ -80,67 +172,56 @@ type Location struct {
 	Unsupported string
 }
 
-// codexUnsupported is why Codex's config.toml is listed and left alone.
-const codexUnsupported = "TOML: no well-kept Go library edits TOML without losing comments and layout; wrap its servers by hand"
-
 // Locate returns the config files of the chosen clients (all when clients
 // is empty) that exist, user files first, then those of each project.
 func Locate(e Env, clients []string) []Location {
 	want := func(c string) bool { return len(clients) == 0 || slices.Contains(clients, c) }
 	var locs []Location
 	seen := map[string]bool{}
-	add := func(l Location) {
-		if !want(l.Client) {
-			return
-		}
-		key := l.Path
-		if real, err := filepath.EvalSymlinks(l.Path); err == nil {
+	add := func(a Agent, path, scope string) {
+		key := path
+		if real, err := filepath.EvalSymlinks(path); err == nil {
 			key = real
 		}
 		if seen[key] {
 			return
 		}
-		if fi, err := os.Stat(l.Path); err != nil || !fi.Mode().IsRegular() {
+		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
 			return
 		}
 		seen[key] = true
-		locs = append(locs, l)
+		locs = append(locs, Location{Client: a.Name, Path: path, Scope: scope, Key: a.Key, Shape: a.Shape,
+			ClaudeProjects: a.Name == ClaudeCode && scope == "user", Unsupported: a.Unsupported})
 	}
-	h, cfg := e.Home, e.configHome()
-	mac := filepath.Join(h, "Library", "Application Support")
-	user := func(client, path, key string) Location {
-		return Location{Client: client, Path: path, Scope: "user", Key: key}
-	}
-	add(user(ClaudeDesktop, filepath.Join(mac, "Claude", "claude_desktop_config.json"), "mcpServers"))
-	add(user(ClaudeDesktop, filepath.Join(cfg, "Claude", "claude_desktop_config.json"), "mcpServers"))
-	claudeJSON := filepath.Join(h, ".claude.json")
-	l := user(ClaudeCode, claudeJSON, "mcpServers")
-	l.ClaudeProjects = true
-	add(l)
-	add(user(Cursor, filepath.Join(h, ".cursor", "mcp.json"), "mcpServers"))
-	for _, base := range []string{filepath.Join(cfg), mac} {
-		for _, app := range []string{"Code", "Code - Insiders"} {
-			add(user(VSCode, filepath.Join(base, app, "User", "mcp.json"), "servers"))
-			profiles, _ := filepath.Glob(filepath.Join(base, app, "User", "profiles", "*", "mcp.json"))
-			sort.Strings(profiles)
-			for _, p := range profiles {
-				add(user(VSCode, p, "servers"))
-			}
-		}
-	}
-	add(user(Windsurf, filepath.Join(h, ".codeium", "windsurf", "mcp_config.json"), "mcpServers"))
-	add(user(Gemini, filepath.Join(h, ".gemini", "settings.json"), "mcpServers"))
 	codexHome := e.CodexHome
 	if codexHome == "" {
-		codexHome = filepath.Join(h, ".codex")
+		codexHome = filepath.Join(e.Home, ".codex")
 	}
-	l = user(Codex, filepath.Join(codexHome, "config.toml"), "mcp_servers")
-	l.Unsupported = codexUnsupported
-	add(l)
+	expand := strings.NewReplacer("~", e.Home, "$XDG", e.configHome(),
+		"$MAC", filepath.Join(e.Home, "Library", "Application Support"), "$CODEX", codexHome)
+	each := func(a Agent, pattern, scope string) {
+		if !strings.Contains(pattern, "*") {
+			add(a, pattern, scope)
+			return
+		}
+		matches, _ := filepath.Glob(pattern)
+		sort.Strings(matches)
+		for _, m := range matches {
+			add(a, m, scope)
+		}
+	}
+	for _, a := range Agents {
+		if !want(a.Name) {
+			continue
+		}
+		for _, p := range a.User {
+			each(a, expand.Replace(p), "user")
+		}
+	}
 
 	projects := append([]string(nil), e.Projects...)
 	if e.AllProjects {
-		projects = append(projects, claudeProjects(claudeJSON)...)
+		projects = append(projects, claudeProjects(filepath.Join(e.Home, ".claude.json"))...)
 	}
 	seenDir := map[string]bool{}
 	for _, dir := range projects {
@@ -154,12 +235,14 @@ func Locate(e Env, clients []string) []Location {
 			continue
 		}
 		seenDir[dir] = true
-		scope := "project " + dir
-		add(Location{Client: ClaudeCode, Path: filepath.Join(dir, ".mcp.json"), Scope: scope, Key: "mcpServers"})
-		add(Location{Client: Cursor, Path: filepath.Join(dir, ".cursor", "mcp.json"), Scope: scope, Key: "mcpServers"})
-		add(Location{Client: VSCode, Path: filepath.Join(dir, ".vscode", "mcp.json"), Scope: scope, Key: "servers"})
-		add(Location{Client: Gemini, Path: filepath.Join(dir, ".gemini", "settings.json"), Scope: scope, Key: "mcpServers"})
-		add(Location{Client: Codex, Path: filepath.Join(dir, ".codex", "config.toml"), Scope: scope, Key: "mcp_servers", Unsupported: codexUnsupported})
+		for _, a := range Agents {
+			if !want(a.Name) {
+				continue
+			}
+			for _, p := range a.Project {
+				add(a, filepath.Join(dir, p), "project "+dir)
+			}
+		}
 	}
 	return locs
 }

@@ -141,7 +141,7 @@ func (c *Config) collect(ptr, project string, isGuard func(string) bool) error {
 	for _, m := range obj.Members {
 		name := m.Name.Value.(hujson.Literal).String()
 		s := Server{Name: name, Project: project, Pointer: ptr + "/" + escape(name)}
-		classify(&s, m.Value, isGuard)
+		classify(&s, m.Value, c.Shape == CommandArray, isGuard)
 		c.Servers = append(c.Servers, s)
 	}
 	return nil
@@ -154,7 +154,9 @@ var windowsPath = regexp.MustCompile(`^([A-Za-z]:[\\/]|\\\\)`)
 // serverUrl (Windsurf), httpUrl (Gemini CLI).
 var remoteKeys = []string{"url", "serverUrl", "httpUrl"}
 
-func classify(s *Server, v hujson.Value, isGuard func(string) bool) {
+// classify reads one entry; cmdArray is opencode's shape, where command
+// is an array holding the program and its arguments.
+func classify(s *Server, v hujson.Value, cmdArray bool, isGuard func(string) bool) {
 	v = v.Clone()
 	v.Standardize()
 	var e map[string]jsontext.Value
@@ -176,8 +178,8 @@ func classify(s *Server, v hujson.Value, isGuard func(string) bool) {
 		}
 	}
 	switch typ {
-	case "", "stdio":
-	case "http", "sse", "streamable-http", "streamableHttp", "ws":
+	case "", "stdio", "local": // local: Copilot CLI, opencode
+	case "http", "sse", "streamable-http", "streamableHttp", "ws", "remote":
 		s.Kind, s.Note = Remote, typ
 		return
 	default:
@@ -190,15 +192,27 @@ func classify(s *Server, v hujson.Value, isGuard func(string) bool) {
 		return
 	}
 	var command string
-	if json.Unmarshal(raw, &command) != nil || command == "" {
-		s.Kind, s.Note = Unusable, "command is not a string"
-		return
-	}
 	var args []string
-	if raw, ok := e["args"]; ok {
-		if json.Unmarshal(raw, &args) != nil {
-			s.Kind, s.Note = Unusable, "args is not an array of strings"
+	if cmdArray {
+		var argv []string
+		if json.Unmarshal(raw, &argv) != nil || len(argv) == 0 || argv[0] == "" {
+			s.Kind, s.Note = Unusable, "command is not a non-empty array of strings"
 			return
+		}
+		command, args = argv[0], argv[1:]
+	} else {
+		if json.Unmarshal(raw, &command) != nil || command == "" {
+			s.Kind, s.Note = Unusable, "command is not a string"
+			if len(raw) > 0 && raw[0] == '{' {
+				s.Note = "command is an object (an older Zed shape); give command and args"
+			}
+			return
+		}
+		if raw, ok := e["args"]; ok {
+			if json.Unmarshal(raw, &args) != nil {
+				s.Kind, s.Note = Unusable, "args is not an array of strings"
+				return
+			}
 		}
 	}
 	s.Command = command

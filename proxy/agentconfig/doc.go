@@ -10,25 +10,25 @@
 //
 // # Configs
 //
-// Each client's files, where they exist (user files first, then those of
-// each project: the working directory or --project DIRs; with
-// --all-projects, and always for status, also every directory
-// ~/.claude.json names, whose committed files wrap does not touch
-// unasked):
+// Agents is the table of every agent: its name (as --client takes it),
+// its user files (macOS and Linux paths; mcpguard does not run on
+// Windows) and project files, their format, the member that holds the
+// servers, the entry's shape and how its remote entries look. Files are
+// read where they exist: user files first, then those of each project
+// (the working directory or --project DIRs; with --all-projects, and
+// always for status, also every directory ~/.claude.json names, whose
+// committed files wrap does not touch unasked).
 //
-//   - claude-desktop: ~/Library/Application Support/Claude/claude_desktop_config.json
-//     and $XDG_CONFIG_HOME/Claude/claude_desktop_config.json, key mcpServers;
-//   - claude-code: ~/.claude.json (mcpServers, and projects.DIR.mcpServers
-//     for each project's local servers) and DIR/.mcp.json;
-//   - cursor: ~/.cursor/mcp.json and DIR/.cursor/mcp.json, key mcpServers;
-//   - vscode: User/mcp.json of Code and Code - Insiders (under
-//     $XDG_CONFIG_HOME and ~/Library/Application Support, and each profile's)
-//     and DIR/.vscode/mcp.json, key servers (inputs are left alone);
-//   - windsurf: ~/.codeium/windsurf/mcp_config.json, key mcpServers;
-//   - gemini: ~/.gemini/settings.json and DIR/.gemini/settings.json, key mcpServers;
-//   - codex: ~/.codex/config.toml ($CODEX_HOME) is listed but never edited:
-//     it is TOML, and no well-kept Go library edits TOML without losing its
-//     comments and layout; its servers are for wrapping by hand.
+// JSON agents (comments and trailing commas kept): Claude Desktop, Claude
+// Code (~/.claude.json with projects.DIR.mcpServers, and .mcp.json),
+// Cursor, VS Code (key servers; profiles too), Windsurf, Gemini CLI (and
+// its extensions' gemini-extension.json), Cline, Zed (context_servers),
+// opencode (key mcp, "type": "local" and command an array holding the
+// program and its arguments: wrap puts mcpguard's words at its front),
+// LM Studio, JetBrains Junie, Amazon Q, Kiro, GitHub Copilot CLI
+// ("type": "local" is stdio), Crush (key mcp) and Antigravity. Codex
+// (TOML), Continue and Goose (YAML) are listed, counted UNKNOWN by status
+// and not edited: their servers are for wrapping by hand.
 //
 // HOME, XDG_CONFIG_HOME and CODEX_HOME say where to look (the hidden flag
 // --home replaces HOME, for tests).

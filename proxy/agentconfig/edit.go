@@ -22,6 +22,9 @@ import (
 // followed by the original command and args. The original command's
 // bytes are moved into args unchanged (escapes and all).
 func (c *Config) guard(s *Server, exe, policy string) error {
+	if c.Shape == CommandArray {
+		return c.guardArray(s, exe, policy)
+	}
 	obj, err := c.entry(s.Pointer)
 	if err != nil {
 		return err
@@ -143,6 +146,9 @@ func (c *Config) addPolicy(s *Server, policy string) error {
 
 // unguard restores the entry at s.Pointer from the argv after "--".
 func (c *Config) unguard(s *Server) error {
+	if c.Shape == CommandArray {
+		return c.unguardArray(s)
+	}
 	obj, err := c.entry(s.Pointer)
 	if err != nil {
 		return err
@@ -206,6 +212,95 @@ func (c *Config) unguard(s *Server) error {
 			last.AfterExtra = hujson.Extra{}
 		}
 	}
+	c.dirty = true
+	return nil
+}
+
+// commandArray returns the command array of the entry at ptr (opencode's
+// shape) and its layout: the whitespace before its first element, the
+// separator between elements, and what follows its last.
+func (c *Config) commandArray(ptr string) (arr *hujson.Array, lead, sep, after hujson.Extra, err error) {
+	obj, err := c.entry(ptr)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	ci := member(obj, "command")
+	if ci < 0 {
+		return nil, nil, nil, nil, errors.New("no command")
+	}
+	arr, ok := obj.Members[ci].Value.Value.(*hujson.Array)
+	if !ok || len(arr.Elements) == 0 {
+		return nil, nil, nil, nil, errors.New("command is not a non-empty array")
+	}
+	lead = slices.Clone(arr.Elements[0].BeforeExtra)
+	sep = separator(lead)
+	if len(arr.Elements) > 1 && len(bytes.TrimSpace(arr.Elements[1].BeforeExtra)) == 0 {
+		sep = slices.Clone(arr.Elements[1].BeforeExtra)
+	}
+	return arr, lead, sep, slices.Clone(arr.AfterExtra), nil
+}
+
+// guardArray is guard for opencode's shape: exe [--policy P] -- go in
+// front of the command array, separated as its elements are.
+func (c *Config) guardArray(s *Server, exe, policy string) error {
+	_, lead, sep, after, err := c.commandArray(s.Pointer)
+	if err != nil {
+		return err
+	}
+	prefix := [][]byte{quote(exe)}
+	if policy != "" {
+		prefix = append(prefix, quote("--policy"), quote(policy))
+	}
+	prefix = append(prefix, quote("--"))
+	var ops []patchOp
+	for i := len(prefix) - 1; i >= 0; i-- {
+		ops = append(ops, patchOp{Op: "add", Path: s.Pointer + "/command/0", Value: prefix[i]})
+	}
+	if err := c.patch(ops); err != nil {
+		return err
+	}
+	arr, _, _, _, err := c.commandArray(s.Pointer)
+	if err != nil {
+		return err
+	}
+	arr.AfterExtra = after
+	arr.Elements[0].BeforeExtra = lead
+	for i := 1; i <= len(prefix); i++ {
+		arr.Elements[i].BeforeExtra = slices.Clone(sep)
+	}
+	c.dirty = true
+	return nil
+}
+
+// unguardArray is unguard for opencode's shape: everything up to the
+// first "--" leaves the command array.
+func (c *Config) unguardArray(s *Server) error {
+	arr, lead, _, after, err := c.commandArray(s.Pointer)
+	if err != nil {
+		return err
+	}
+	dash := -1
+	for i, e := range arr.Elements {
+		if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == "--" {
+			dash = i
+			break
+		}
+	}
+	if dash < 0 || dash+1 >= len(arr.Elements) {
+		return errors.New(`no "--" followed by the server's command in command`)
+	}
+	var ops []patchOp
+	for range dash + 1 {
+		ops = append(ops, patchOp{Op: "remove", Path: s.Pointer + "/command/0"})
+	}
+	if err := c.patch(ops); err != nil {
+		return err
+	}
+	if arr, _, _, _, err = c.commandArray(s.Pointer); err != nil {
+		return err
+	}
+	arr.AfterExtra = after
+	arr.Elements[0].BeforeExtra = lead
 	c.dirty = true
 	return nil
 }
