@@ -57,7 +57,8 @@ var latin = map[string][]string{
 		`\b(suas|tuas) (novas|verdadeiras) (instrucoes|tarefas?)\b|\b(a partir de agora|de agora em diante)\b|\bprompt do sistema\b`,
 	},
 	RuleConceal: {
-		`\b(do not|don't|dont|never|must not|mustn't|should not|shouldn't|without|avoid|no need to|needn't|need not|not necessary to|unnecessary to)\b W{0,25}\b(tell|telling|inform|informing|notify|notifying|mention|mentioning|alert|alerting|show|showing|reveal|revealing|disclose|disclosing|let|letting|ask|asking|warn|warning|bother|bothering|explain|explaining|report|reporting|consult|consulting|bring|bringing|raise|raising|share|sharing|surface|flag)\b W{0,25}\b(the )?(user|human|operator|person|people|anyone)\b`,
+		`\b(do not|don't|dont|never|must not|mustn't|should not|shouldn't|without|avoid|no need to|needn't|need not|not necessary to|unnecessary to)\b W{0,25}\b(tell|telling|inform|informing|notify|notifying|mention|mentioning|alert|alerting|show|showing|reveal|revealing|disclose|disclosing|let|letting|warn|warning|bother|bothering|explain|explaining|report|reporting|bring|bringing|raise|raising|share|sharing|surface|flag)\b W{0,25}\b(the )?(user|human|operator|person|people|anyone)\b`,
+		`\b(do not|don't|dont|never|without)\s+(ask|asking|consult|consulting|checking with|confirming with)\s+(the\s+)?(user|human|operator)\b W{0,10}\b(permission|confirmation|approval|consent)\b|\bwithout (asking|consulting|checking with|confirming with) (the\s+)?(user|human|operator)\b`,
 		`\b(user|human)\b W{0,20}\b(must|should|will|need|needs|does|do) (not|n't) (know|see|notice|find out|be (told|informed|aware|notified))\b|\bthe user (cannot|can't|won't|will not) (see|notice)\b`,
 		`\b(keep|do) (this|it|that|these)\b W{0,15}\b(secret|hidden|confidential|quiet|silent|between us)\b|\bhide (this|it|that) from\b`,
 		`\b(secretly|covertly|surreptitiously|behind the user'?s back|without the user (knowing|noticing))\b`,
@@ -77,7 +78,7 @@ var latin = map[string][]string{
 		`\b(mantenha|mantem|manter) (isso|isto|tudo)\b W{0,10}\b(segredo|sigilo)\b|\b(em segredo|secretamente|sem que o usuario (saiba|perceba|veja))\b|\bo usuario nao (deve|pode|precisa) (saber|ver|perceber)\b`,
 	},
 	RuleAddressesModel: {
-		`\b(note|message|instructions?|reminder|attention|memo|notice)\s+(to|for)\s+(the\s+)?(ai|a\.i\.|assistant|model|llm|agent|claude|gpt|chatgpt|copilot|cursor|gemini|language model)\b`,
+		`\b(note|message|instructions?|reminder|attention|memo|notice)\s+(to|for)\s+(the\s+)?(ai|a\.i\.|assistant|model|llm|agent|claude|gpt|chatgpt|copilot|cursor|gemini|language model)(\s+(assistant|agent|model))?\s*([:,;!-]|\.( |$)|$)`,
 		`\b(dear|hey|hello|hi|attention)\s+(ai|assistant|model|llm|agent|claude|gpt|chatgpt|gemini|copilot|language model|large language model|ai model|ai agent|ai assistant)\b|\bas an (ai|llm|assistant|language model)\b`,
 		`\b(ai|assistant|llm|model|agent|claude)\s*[,:]\s*(you )?(must|should|need to|have to|are required)\b`,
 		`\b(nota|mensaje|instrucciones|aviso|recordatorio|mensagem|instrucoes|lembrete|rappel|notiz|hinweis|nachricht|anweisung) (para|a|ao|pour|a l'|an|fur) (la |el |a |o |l'|die |den |das )?(ia|i\.a\.|ki|asistente|assistente|assistant|assistenten|modelo|modele|modell|agente|agent|agenten|llm)\b`,
@@ -87,8 +88,8 @@ var latin = map[string][]string{
 	RuleCrossTool: {
 		`\b(before|after|instead of|prior to|whenever|when(ever)? (you|the user|the assistant|the agent) (use|uses|call|calls|invoke|invokes|run|runs))\b W{0,20}\b(using|calling|invoking|running)?\s*(any|every|all|other|another)\s+(other\s+)?(tools?|functions?|servers?|mcp)\b`,
 		`\b(whenever|when|before|after)\b W{0,40}\b(any|every|all|other|another)\s+([a-z-]+\s+){0,2}(tools?|servers?)\b W{0,40}\b(through|via|to|call|use|invoke) this (tool|function)\b`,
-		`\b(other|another|all|any|every)\s+(mcp\s+)?(servers?|tools?)('s|s')?\s+(tools?|functions?|calls?|results?|outputs?|responses?)\b|\b(other|another|different)\s+mcp\b`,
-		`\b(also|always|secretly|additionally)\s+(send|bcc|cc|forward|copy|email|mail|redirect|post|upload)\b|\b(bcc|cc)\s*:?\s*[a-z0-9._%+-]+@`,
+		`\b(other|another)\s+(mcp\s+)?(servers?|tools?)('s|s')?\s+(tools?|functions?|calls?|results?|outputs?|responses?)\b|\b(all|any|every)\s+(other\s+)?mcp\s+servers?\b|\b(other|another|different)\s+mcp\b`,
+		`\b(also|always|secretly|additionally)\s+(send|bcc|cc|forward|copy|email|mail|redirect|post|upload)\s|\b(bcc|cc)\s*:?\s*[a-z0-9._%+-]+@`,
 		`\b(change|replace|redirect|set|modify|override|swap)\b W{0,15}\b(the )?(recipient|receiver|destination|to address|phone number|email address|account number|iban|wallet)\b|\bshadow(s|ing)?\b W{0,20}\btools?\b`,
 		// Shadowing by name: "when the user asks to use the 'send_email' tool".
 		`\bwhen(ever)?\s+(the\s+)?(user|you|assistant|agent|model)\s+(asks?|wants?|requests?|tries|try|attempts?|needs?|intends?|decides?|is about|are about|plans?)\s+(to\s+)?(use|call|invoke|run|send|access|execute)\s+(the\s+)?['"\x60]?[a-z][a-z0-9]*[_.-][a-z0-9_.-]*['"\x60]?\s+(tool|function|command)\b`,
@@ -110,13 +111,10 @@ var latin = map[string][]string{
 		`\bquando (o usuario|voce)\b W{0,20}\b(usar|use|chamar|chame|invocar|utilizar)\b W{0,20}\bferramenta\b`,
 		`\b(mude|altere|substitua|troque|redirecione)\b W{0,15}\b(destinatario|numero de telefone|endereco de e-?mail|numero da conta)\b|\b(tambem|sempre|alem disso)\s+(envie|enviar|encaminhe|encaminhar|copie|mande)\b`,
 	},
+	// A sensitive file or secret is a finding where an order reads or
+	// sends it; a mention (a path a tool rejects, a field's example) is not.
 	RuleSensitiveFile: {
-		`(~|\$home|%userprofile%|/home/[a-z0-9_-]+|/root|/users/[a-z0-9_-]+)?/?\.(ssh|aws|gnupg|kube|docker|azure|config/gcloud|cursor|codeium|continue)\b|(\b|_)id_(rsa|dsa|ecdsa|ed25519)\b`,
-		`\bmcp\.json\b|\bclaude_desktop_config\.json\b|\b(\.?npmrc|\.?netrc|\.?pypirc|\.git-credentials|\.bash_history|\.zsh_history)\b|/etc/(passwd|shadow|sudoers)\b|\bauthorized_keys\b|\bwallet\.dat\b`,
-		`\bprivate[ _-]?keys?\b|\b(seed|mnemonic|recovery) phrase\b|\bssh keys?\b`,
-		// A .env file, credentials or keychain named with an order to read or send it.
-		`\b(read|cat|open|load|include|send|pass|upload|print|output|return|copy|leak|extract|attach|dump|contents? of)\b W{0,30}(^|[\s"'\x60(/~])\.env(\.[a-z]+)?\b|\b(read|cat|open|send|pass|upload|dump|contents? of)\b W{0,30}\b(credentials\.json|keychain|known_hosts)\b`,
-		`\b(clave privada|claves privadas|frase semilla|frase de recuperacion|cle privee|cles privees|phrase de recuperation|privater schlussel|privaten schlussel|private schlussel|wiederherstellungsphrase|chave privada|chaves privadas|frase semente|frase de recuperacao)\b`,
+		`\b(read|reads|reading|cat|open|load|include|send|pass|upload|print|output|return|copy|leak|extract|attach|dump|access|fetch|get|grab|collect|exfiltrate|inspect|look inside|summari[sz]e|forward|post|email|contents? of|use|using|with|ask for|asks for|request|lee|leer|envia|envie|adjunta|adjunte|copia|copie|incluye|pasa|lis|lisez|lire|envoie|envoyez|joins|joignez|inclus|lies|lese|lesen|sende|schicke|fuge|kopiere|ubergib|gib|leia|ler|envie|anexe|inclua|passe)\b W{0,60}(` + sensitiveTargets + `)`,
 	},
 	RuleSmuggleArgument: {
 		`\b(pass|provide|include|put|add|send|insert|embed|append|attach|place|copy|encode|fill|paste|supply)\b W{0,50}\b(content|contents|data|output|text|value|values|result|results|key|keys|token|tokens|secret|secrets|file|files|history|messages?|conversation|chat|body|password|credentials?)\b W{0,40}\b(as|in|into|inside|via|through|within|to|under)\b W{0,12}['"\x60]?[a-z_][a-z0-9_]*['"\x60]?\s*(parameter|param|argument|arg|field|property)\b|\bsidenote\b`,
@@ -182,6 +180,11 @@ var native = map[string][]string{
 		`(مرر|أرسل|ارسل|ضع|أدرج|ادرج|أضف|اضف|ضمن|انسخ)N{0,50}(محتوى|المحتوى|بيانات|البيانات|النص|نص|القيمة|النتيجة|المفتاح|الرمز|السر|الملف|سجل|السجل|الرسائل|المحادثة)N{0,40}(ك|في|كـ|ضمن|عبر)\s*(معامل|المعامل|معلمة|المعلمة|وسيط|الوسيط|حقل|الحقل)`,
 	},
 }
+
+// sensitiveTargets are the files and secrets whose reading is the payload
+// of published poisonings: SSH, cloud and agent configuration, shell
+// history, key material.
+const sensitiveTargets = `(~|\$home|%userprofile%|/home/[a-z0-9_-]+|/root|/users/[a-z0-9_-]+)?/?\.(ssh|aws|gnupg|kube|docker|azure|config/gcloud|cursor|codeium|continue)\b|(\b|_)id_(rsa|dsa|ecdsa|ed25519)\b|\bmcp\.json\b|\bclaude_desktop_config\.json\b|\b(\.?npmrc|\.?netrc|\.?pypirc|\.git-credentials|\.bash_history|\.zsh_history)\b|/etc/(passwd|shadow|sudoers)\b|\bauthorized_keys\b|\bwallet\.dat\b|(^|[\s"'\x60(/~])\.env(\.[a-z]+)?\b|\b(credentials\.json|keychain|known_hosts)\b|\bprivate[ _-]?keys?\b|\b(seed|mnemonic|recovery) phrase\b|\bssh keys?\b|\b(clave privada|claves privadas|frase semilla|frase de recuperacion|cle privee|cles privees|phrase de recuperation|privater schlussel|privaten schlussel|private schlussel|wiederherstellungsphrase|chave privada|chaves privadas|frase semente|frase de recuperacao)\b`
 
 // window is what W{m,n} (Latin) and N{m,n} (native) stand for: characters
 // that do not end a sentence; a period inside a name ("mcp.json") does not.

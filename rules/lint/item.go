@@ -2,6 +2,7 @@ package lint
 
 import (
 	"bytes"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,11 @@ var notProse = map[string]bool{
 // dataMembers hold values rather than prose (the strings of an enum or
 // examples array are found under the array's member name).
 var dataMembers = map[string]bool{"default": true, "examples": true, "example": true, "enum": true, "const": true}
+
+// sensitiveName is an argument named after key material: the parameter
+// itself asks for it (CyberArk's full-schema poisoning names one
+// content_from_reading_ssh_id_rsa).
+var sensitiveName = regexp.MustCompile(`(^|[_-])(id_(rsa|dsa|ecdsa|ed25519)|private_?key|ssh_?key|seed_?phrase|mnemonic|mcp_?json)([_-]|$)`)
 
 // Item lints one definition as the server sent it (a tool, prompt,
 // resource or resource template object), read whole as the model reads
@@ -121,7 +127,11 @@ func Item(raw []byte) []Finding {
 	// Argument names are read too ("sidenote"), after the text so that
 	// they do not split it.
 	for _, field := range names {
-		r.add(field+" (member name)", field[strings.LastIndexByte(field, '.')+1:], Data)
+		name := field[strings.LastIndexByte(field, '.')+1:]
+		r.add(field+" (member name)", name, Data)
+		if sensitiveName.MatchString(strings.ToLower(name)) {
+			add(RuleSensitiveFile, field+" (member name)")
+		}
 	}
 	r.findings(add)
 	if len(raw) > 64*MaxTextBytes {

@@ -126,7 +126,9 @@ func hidden(s string) bool {
 		return true
 	}
 	for _, r := range s {
-		if canon.Invisible(r) {
+		// a joiner or variation selector text keeps is an emoji's own
+		// (⚠️, 👩‍💻); one it removes made canon.Text differ above
+		if canon.Invisible(r) && r != 0x200D && !variationSelector(r) {
 			return true
 		}
 	}
@@ -188,4 +190,8 @@ func padded(s string) bool {
 		}
 	}
 	return false
+}
+
+func variationSelector(r rune) bool {
+	return r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF
 }
