@@ -3,6 +3,7 @@ package secrets
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -145,5 +146,43 @@ func addEncodedSeeds(f *testing.F) {
 		}
 		f.Add(e.enc(fuzzKnown))
 		f.Add("see " + e.enc("postgres://app:pw@db/prod") + " there")
+	}
+}
+
+// TestDenseRegionNotWhole: past the search budget, what is redacted is the
+// region around each keyword that could not be searched, never the whole
+// text; a credential in the dense part is still covered whole, and a file
+// list dense with a rule's keyword is not redacted at all.
+func TestDenseRegionNotWhole(t *testing.T) {
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const clean = "This paragraph is ordinary prose about the build.\n"
+	key := "sk_live_" + strings.Repeat("4eC39HqLyjWDarjtT1zdp7dc", 2)
+	dense := strings.Repeat("sk_live_ abcdefghijklmnopqrstuvwxyz0123 x\n", 4000)
+	text := clean + dense + "key " + key + "\n" + dense + clean
+	fs := sc.Find(text)
+	if len(fs) == 0 {
+		t.Fatal("nothing found in a dense hostile text")
+	}
+	red, _ := sc.Redact(text)
+	if !strings.HasPrefix(red, clean) || !strings.HasSuffix(red, clean) {
+		t.Errorf("the clean text around a dense region was redacted: %.80q ... %.80q", red, red[max(0, len(red)-80):])
+	}
+	if strings.Contains(red, key) || strings.Contains(red, key[8:30]) {
+		t.Error("a credential inside the dense region was left")
+	}
+	for _, f := range fs {
+		if f.Start == 0 && f.End == len(text) {
+			t.Error("the whole text was redacted")
+		}
+	}
+	var list strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&list, " libs/math/test/test_case_%d.cpp\n", i)
+	}
+	if fs := sc.Find(list.String()); len(fs) > 0 {
+		t.Errorf("a file list full of test_ paths: %d findings, first %+v", len(fs), fs[0])
 	}
 }

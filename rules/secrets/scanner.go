@@ -34,9 +34,11 @@ import (
 // KnownRule is the rule id of a finding of a known secret.
 const KnownRule = "known-secret"
 
-// TooDenseRule is the rule id of a finding that covers a whole text too
-// dense with credential keywords to search in bounded time: it is refused
-// (ingress) or redacted (egress) whole, failing closed.
+// TooDenseRule is the rule id of a finding that covers a region of a text
+// too dense with credential keywords to search in bounded time: the
+// region around a keyword past the budget is refused (ingress) or
+// redacted (egress), failing closed there; the rest of the text is
+// searched as usual and never redacted whole.
 const TooDenseRule = "too-dense-to-scan"
 
 // Finding is one credential in a text: the bytes [Start, End) of the text
@@ -345,11 +347,20 @@ func (sc *Scanner) find(s string) []Finding {
 		}
 		if windowRuns > len(s)/8192+64 || anchoredRuns > len(s)/64+1024 {
 			// Text dense with keywords that pass the gate (a hostile
-			// server's megabyte of "-----BEGIN PRIVATE KEY-----"): what
-			// cannot be searched in bounded time is refused whole. Text
-			// made only of the benign corpus's densest lines needs a window
-			// run of one rule per 20 KiB and an anchored run per 1 KiB.
-			return []Finding{{Start: 0, End: len(s), Rule: TooDenseRule}}
+			// server's megabyte of "-----BEGIN PRIVATE KEY-----"): past
+			// the budget, a keyword is not searched but the region its
+			// rule could match is covered, failing closed there and
+			// nowhere else. Text made only of the benign corpus's densest
+			// lines needs a window run of one rule per 20 KiB and an
+			// anchored run per 1 KiB.
+			from := 0
+			if h.rule == doneRule {
+				from = doneTo
+			}
+			lo, hi := denseRegion(s, h.at, h.n, r.multiline, from)
+			fs = append(fs, Finding{Start: lo, End: hi, Rule: TooDenseRule})
+			doneRule, doneTo = h.rule, hi
+			continue
 		}
 		if r.anchors || r.backAnchor {
 			start := h.at
@@ -373,6 +384,35 @@ func (sc *Scanner) find(s string) []Finding {
 		doneRule, doneTo = h.rule, hi
 	}
 	return fs
+}
+
+// denseRegion is the span a keyword at [at, at+n) covers when it cannot
+// be searched: the lines a rule's match could reach (at most windowBefore
+// before the keyword and windowAfter after it, anchorSpanMultiline for a
+// rule that spans lines, and on over the lines of a block such as a PEM
+// body), widened to whole token runs at both ends so no part of a
+// credential is left beside it. It starts no earlier than from (at most
+// at: the end of the same rule's region before it), which keeps the
+// widening linear.
+func denseRegion(s string, at, n int, multiline bool, from int) (int, int) {
+	lo, hi := max(0, at-windowBefore, from), min(len(s), at+n+windowAfter)
+	if multiline {
+		hi = min(len(s), at+anchorSpanMultiline)
+	} else {
+		if i := strings.LastIndexByte(s[lo:at], '\n'); i >= 0 {
+			lo += i + 1
+		}
+		if i := strings.IndexByte(s[at+n:hi], '\n'); i >= 0 {
+			hi = at + n + i
+		}
+	}
+	for lo > max(0, from) && tokenByte[s[lo-1]] {
+		lo--
+	}
+	for hi < len(s) && (tokenByte[s[hi]] || multiline && (s[hi] == '\n' || s[hi] == '\r')) {
+		hi++
+	}
+	return lo, hi
 }
 
 // matchesNear runs rule r on a window of s around a keyword at [at,
