@@ -186,6 +186,14 @@ var native = map[string][]string{
 // history, key material.
 const sensitiveTargets = `(~|\$home|%userprofile%|/home/[a-z0-9_-]+|/root|/users/[a-z0-9_-]+)?/?\.(ssh|aws|gnupg|kube|docker|azure|config/gcloud|cursor|codeium|continue)\b|(\b|_)id_(rsa|dsa|ecdsa|ed25519)\b|\bmcp\.json\b|\bclaude_desktop_config\.json\b|\b(\.?npmrc|\.?netrc|\.?pypirc|\.git-credentials|\.bash_history|\.zsh_history)\b|/etc/(passwd|shadow|sudoers)\b|\bauthorized_keys\b|\bwallet\.dat\b|(^|[\s"'\x60(/~])\.env(\.[a-z]+)?\b|\b(credentials\.json|keychain|known_hosts)\b|\bprivate[ _-]?keys?\b|\b(seed|mnemonic|recovery) phrase\b|\bssh keys?\b|\b(clave privada|claves privadas|frase semilla|frase de recuperacion|cle privee|cles privees|phrase de recuperation|privater schlussel|privaten schlussel|private schlussel|wiederherstellungsphrase|chave privada|chaves privadas|frase semente|frase de recuperacao)\b`
 
+// sensitiveGate holds a literal of each sensitive target: the Latin
+// sensitive_file patterns, which open on common verbs, are tried only on
+// text that holds one.
+var sensitiveGate = []string{".ssh", "id_", "mcp.json", "claude_desktop", "npmrc", "netrc", "pypirc", "git-credentials",
+	"_history", "/etc/", "authorized_keys", "wallet.dat", ".env", "credentials.json", "keychain", "known_hosts", "private",
+	"phrase", "ssh key", ".aws", ".gnupg", ".kube", ".docker", ".azure", "gcloud", ".cursor", ".codeium", ".continue",
+	"clave", "cle", "schlussel", "chave", "frase"}
+
 // window is what W{m,n} (Latin) and N{m,n} (native) stand for: characters
 // that do not end a sentence; a period inside a name ("mcp.json") does not.
 var (
@@ -226,6 +234,9 @@ func compile(set map[string][]string, window, flags string, native bool) []compi
 			}
 			for _, alt := range alts {
 				c := compiled{rule: rule, re: regexp.MustCompile(alt.String())}
+				if rule == RuleSensitiveFile && !native {
+					c.gate = sensitiveGate
+				}
 				if native {
 					c.scripts = scriptsOf(alt.String())
 					c.anchors, _ = anchorsOf(alt, true)

@@ -189,6 +189,10 @@ func matchLatin(text string, found func(rule string, at int)) {
 		}
 	}
 	tried := make([]bool, len(latinDirectives))
+	for i, p := range latinDirectives {
+		// a gated pattern whose literals are all absent is never tried
+		tried[i] = len(p.gate) > 0 && !slices.ContainsFunc(p.gate, func(g string) bool { return strings.Contains(text, g) })
+	}
 	var todo []int
 	start := 0
 	for start < len(text) {
