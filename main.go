@@ -781,11 +781,13 @@ func (c *command) pin(ctx *cli.Context) (int, error) {
 		return 2, errors.New("no server command: mcpguard pin [--policy FILE] -- COMMAND [ARGS...]")
 	}
 	lock, diff := ctx.String("lock"), ctx.Bool("diff")
+	var allow map[string][]string // the policy's lint_allow
 	if path := ctx.String("policy"); lock == "" && path != "" {
 		pol, err := policy.LoadFileWithoutLock(path)
 		if err != nil {
 			return 2, err
 		}
+		allow = pol.LintAllow
 		if lock = pol.Pins; lock == "" {
 			return 2, fmt.Errorf("%s has no pins: entry; add `pins: NAME.lock.yaml` to it, or pass --lock FILE", path)
 		}
@@ -806,7 +808,9 @@ func (c *command) pin(ctx *cli.Context) (int, error) {
 		return 1, err
 	}
 	for _, f := range lints {
-		fmt.Fprintf(c.stderr, "mcpguard: %s\n", f)
+		if f.Findings = pins.Allowed(allow, f.Key, f.Findings); len(f.Findings) > 0 {
+			fmt.Fprintf(c.stderr, "mcpguard: %s\n", f)
+		}
 	}
 	var changes pins.Changes
 	if old != nil {

@@ -446,7 +446,13 @@ func joinFields(fields []string) string {
 
 // allowed returns findings without the rules the policy allows for key.
 func (s *Session) allowed(key string, findings []lint.Finding) []lint.Finding {
-	rules := s.opt.LintAllow[key]
+	return Allowed(s.opt.LintAllow, key, findings)
+}
+
+// Allowed returns findings without the rules allow (lint_allow:) lists
+// for the item key.
+func Allowed(allow map[string][]string, key string, findings []lint.Finding) []lint.Finding {
+	rules := allow[key]
 	if len(rules) == 0 || len(findings) == 0 {
 		return findings
 	}
