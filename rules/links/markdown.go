@@ -29,8 +29,8 @@ func (f *Filter) markdown(s string) ([]edit, []Removal) {
 			if !f.images {
 				break
 			}
-			t := targetOf(html.UnescapeString(string(n.Destination)))
-			if f.imageHosts.allows(t) {
+			t, ok := f.allowsImage(html.UnescapeString(string(n.Destination)))
+			if ok {
 				break
 			}
 			bang := imageStart(s, n.Pos())
