@@ -87,18 +87,23 @@
 // absolute paths wrap writes there are this machine's, and wrap says so
 // when it changes one.
 //
-// Before a file changes, FILE.mcpguard-backup receives the file as it was
-// (it holds the state before the latest change). The backup and the new
-// file are written to a temporary file in the same directory, synced,
-// given the file's mode (a 0600 ~/.claude.json stays 0600) and renamed
-// over the old one. A symlinked config is written through the link. A
-// file its owner made read-only is refused, even for root; so is a file
-// that changed between reading and writing (Claude Code rewrites
-// ~/.claude.json often): run again. A file that cannot be parsed or
-// written is reported and left as it is; the other files are still
-// handled, and the exit status is 1. --dry-run writes nothing and prints a
-// unified diff (github.com/aymanbagabas/go-udiff, the maintained export of
-// gopls' diff) of each file it would change.
+// Before mcpguard first changes a file, FILE.mcpguard-backup receives it
+// as it was; it is never overwritten, so it stays the file before
+// mcpguard whatever runs follow. Agents rewrite their configs often
+// (Claude Code rewrites ~/.claude.json on every run), so no write of
+// theirs may be lost (commit): the file is locked against other mcpguard
+// runs (flock), the new content is written to a synced temporary file in
+// the same directory with the file's mode, the file is read again
+// immediately before it is replaced, and it is replaced by an atomic
+// exchange (renameat2 RENAME_EXCHANGE, macOS RENAME_SWAP) whose
+// displaced file is checked too: a write that landed meanwhile is put
+// back. A config that changed is read and edited again, up to five times,
+// then reported and left as it is. A symlinked config is written through
+// the link. A file its owner made read-only is refused, even for root. A
+// file that cannot be parsed or written is reported and left as it is;
+// the other files are still handled, and the exit status is 1. --dry-run
+// writes nothing and prints a unified diff (github.com/aymanbagabas/go-udiff,
+// the maintained export of gopls' diff) of each file it would change.
 //
 // # Policies
 //

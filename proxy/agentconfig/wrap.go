@@ -2,9 +2,11 @@ package agentconfig
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 )
@@ -134,10 +136,26 @@ func (o *Options) run(wrap bool) Report {
 	cfgs, errs, _ := o.load()
 	r := Report{Errs: errs}
 	for _, c := range cfgs {
+		f, err := o.handle(c, wrap)
+		if err != nil {
+			r.Errs = append(r.Errs, fmt.Errorf("%s: %v; left as it is", f.Path, err))
+		}
+		r.Files = append(r.Files, f)
+	}
+	return r
+}
+
+// commitTries is how many times a config that changed while it was being
+// edited is read and edited again before wrap gives up on it.
+const commitTries = 5
+
+// handle edits the servers of one config and writes it; a config that
+// changed meanwhile is read and edited again, up to commitTries times.
+func (o *Options) handle(c *Config, wrap bool) (File, error) {
+	for try := 1; ; try++ {
 		f := File{Path: Display(c.Path, o.Env.Home), Client: c.Client, Scope: c.Scope, Unsupported: c.Unsupported}
 		if c.Unsupported != "" {
-			r.Files = append(r.Files, f)
-			continue
+			return f, nil
 		}
 		for i := range c.Servers {
 			s := &c.Servers[i]
@@ -153,16 +171,24 @@ func (o *Options) run(wrap bool) Report {
 			f.State = "would change (dry run)"
 			f.Diff = udiff.Unified(f.Path, f.Path, string(c.src), string(after))
 		default:
-			if err := commit(c.Path, c.src, after); err != nil {
-				r.Errs = append(r.Errs, fmt.Errorf("%s: %v; left as it is", f.Path, err))
-				f.State = "NOT CHANGED"
-			} else {
-				f.State = "changed"
+			err := commit(c.Path, c.src, after)
+			if errors.Is(err, errChanged) && try < commitTries {
+				time.Sleep(time.Duration(try) * 10 * time.Millisecond)
+				fresh, lerr := Load(c.Location, IsGuardCommand(o.Exe))
+				if lerr == nil {
+					c = fresh
+					continue
+				}
+				err = lerr
 			}
+			if err != nil {
+				f.State = "NOT CHANGED"
+				return f, err
+			}
+			f.State = "changed"
 		}
-		r.Files = append(r.Files, f)
+		return f, nil
 	}
-	return r
 }
 
 // outcome is an Outcome before its server label is set.
