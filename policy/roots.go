@@ -64,6 +64,21 @@ type ArgDirs []ArgDir
 // is read against the working directory. Every word that counts is
 // listed, duplicates included; Abs lists each directory once.
 func ServerDirs(argv []string) ArgDirs {
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = ""
+	}
+	return ServerDirsIn(argv, wd)
+}
+
+// ServerDirsIn is ServerDirs for a server that will run in the directory
+// base rather than in this process's working directory (an agent config's
+// entry, run from its cwd or project): a relative word is read against
+// base, and with base "" (the directory is not known until the agent
+// starts the server) a relative word names no directory. Reading it
+// against the directory `mcpguard wrap` happens to run in would make "."
+// mean "/" when wrap runs from /.
+func ServerDirsIn(argv []string, base string) ArgDirs {
 	var dirs ArgDirs
 	for i, arg := range argv {
 		if i == 0 {
@@ -80,10 +95,14 @@ func ServerDirs(argv []string) ArgDirs {
 			!strings.ContainsRune(arg, '/') && arg != "." && arg != ".." {
 			continue
 		}
-		dir, err := filepath.Abs(arg)
-		if err != nil {
-			continue
+		dir := arg
+		if !filepath.IsAbs(dir) {
+			if base == "" || !filepath.IsAbs(base) {
+				continue
+			}
+			dir = filepath.Join(base, dir)
 		}
+		dir = filepath.Clean(dir)
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 			dirs = append(dirs, ArgDir{Arg: arg, Abs: dir})
 		}

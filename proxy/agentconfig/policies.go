@@ -155,12 +155,15 @@ func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
 			return placed{}, err
 		}
 		text, note = b, "copy of shipped "+file
-		if roots := policy.ServerDirs(s.Argv).Abs(); len(roots) > 0 {
+		if roots := policy.ServerDirsIn(s.Argv, entryDir(c, s)).Abs(); len(roots) > 0 {
 			if t, ok := setRoots(text, roots); ok {
 				text, note = t, note+", roots set to the server's directories"
 			}
 		} else if rootsLine.Match(text) {
 			note += "; review its roots: the server names no existing directory"
+			if entryDir(c, s) == "" && relativeArg(s.Argv) {
+				note += " wrap can know (a relative path or a client variable: the agent decides what it means)"
+			}
 		}
 	} else if p.Init != nil {
 		if p.DryRun {
@@ -195,6 +198,37 @@ func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
 		return placed{}, err
 	}
 	return placed{path, note}, nil
+}
+
+// entryDir is the directory the agent starts the entry's server in, when
+// the config says: its cwd, else its project (a project file, or a Claude
+// Code project's local server); "" when only the agent knows (a user
+// file's entry runs wherever the agent was started).
+func entryDir(c *Config, s *Server) string {
+	project := s.Project
+	if project == "" && strings.HasPrefix(c.Scope, "project ") {
+		project = strings.TrimPrefix(c.Scope, "project ")
+	}
+	switch {
+	case filepath.IsAbs(s.Cwd):
+		return s.Cwd
+	case s.Cwd != "" && !strings.Contains(s.Cwd, "${") && project != "":
+		return filepath.Join(project, s.Cwd)
+	case s.Cwd != "":
+		return "" // a client variable, or relative to an unknown directory
+	}
+	return project
+}
+
+// relativeArg says whether a word after the command is a relative path
+// or holds a client variable (${workspaceFolder}).
+func relativeArg(argv []string) bool {
+	for _, a := range argv[min(1, len(argv)):] {
+		if strings.Contains(a, "${") || a == "." || a == ".." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") {
+			return true
+		}
+	}
+	return false
 }
 
 // rootsLine is the one path_scope roots line of a shipped policy.

@@ -802,3 +802,65 @@ func TestWrapDoesNotWrapALaunchedGuardTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestRootsFollowTheAgent: a relative directory in an entry means the
+// directory the agent starts the server in (its cwd, its project), never
+// the one wrap runs in: wrapped from /, "." must not become the root /.
+func TestRootsFollowTheAgent(t *testing.T) {
+	home := t.TempDir()
+	project := filepath.Join(home, "app")
+	data := filepath.Join(home, "data")
+	for _, d := range []string{filepath.Join(project, "docs"), filepath.Join(data, "docs"), filepath.Join(home, ".cursor")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsEntry := func(arg, cwd string) string {
+		e := `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "` + arg + `"]`
+		if cwd != "" {
+			e += `, "cwd": "` + cwd + `"`
+		}
+		return e + "}"
+	}
+	os.WriteFile(filepath.Join(project, ".mcp.json"), []byte(`{"mcpServers": {"here": `+fsEntry(".", "")+`, "docs": `+fsEntry("./docs", "")+`}}`), 0o644)
+	os.WriteFile(filepath.Join(home, ".cursor", "mcp.json"), []byte(`{"mcpServers": {"dot": `+fsEntry(".", "")+`, "ws": `+fsEntry("${workspaceFolder}", "")+`, "cwd": `+fsEntry("./docs", data)+`}}`), 0o644)
+	shipped := os.DirFS(mustAbs(t, "../../policies"))
+	t.Chdir("/")
+	o := testOptions(home)
+	o.Env.Projects = []string{project}
+	dir := filepath.Join(home, "pol")
+	o.Policies = Policies{Dir: dir, Shipped: shipped}
+	var out, errw bytes.Buffer
+	if text(Wrap(o), &out, &errw) {
+		t.Fatalf("wrap failed\n%s%s", out.String(), errw.String())
+	}
+	sum := sha256.Sum256([]byte(project))
+	prefix := "claude-code-app-" + hex.EncodeToString(sum[:3]) + "-"
+	for name, want := range map[string]string{
+		prefix + "here.yaml": `roots: ["` + project + `"]`,
+		prefix + "docs.yaml": `roots: ["` + filepath.Join(project, "docs") + `"]`,
+		"cursor-cwd.yaml":    `roots: ["` + filepath.Join(data, "docs") + `"]`,
+		"cursor-dot.yaml":    `roots: ["${HOME}/src"]`,
+		"cursor-ws.yaml":     `roots: ["${HOME}/src"]`,
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%s: want %s: %v\n%s", name, want, err, out.String())
+		}
+		if bytes.Contains(b, []byte(`roots: ["/"]`)) {
+			t.Errorf("%s: rooted at /", name)
+		}
+	}
+	if !strings.Contains(out.String(), "wrap can know (a relative path or a client variable") {
+		t.Errorf("no review note for the relative entries:\n%s", out.String())
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
