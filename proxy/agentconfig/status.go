@@ -36,6 +36,9 @@ type StatusReport struct {
 	// Broken are guarded entries that cannot start (mcpguard, its
 	// policy or its lock file missing): the agent fails to run them.
 	Broken int
+	// Unpinned are the stdio servers run from a package or image without
+	// a pinned version (Unpinned): each start may run a new release.
+	Unpinned int
 	// Unknown are the configs status could not read, parse or does not
 	// understand: their servers are not counted, and the summary says so.
 	Unknown []string
@@ -97,6 +100,14 @@ func Status(o Options, so StatusOptions) StatusReport {
 			case Unguarded:
 				r.Unguarded++
 				row.State = "UNGUARDED"
+			}
+			if s.Kind == Guarded || s.Kind == Unguarded {
+				if why := Unpinned(s.Argv); why != "" {
+					r.Unpinned++
+					r.Notes = append(r.Notes, fmt.Sprintf("%s: %s: unpinned: %s", where, serverLabel(&s), why))
+				}
+			}
+			switch s.Kind {
 			case Remote:
 				row.State = "remote"
 				row.Policy = s.Note
@@ -131,6 +142,9 @@ func (r StatusReport) String() string {
 		b.WriteString(" (mcpguard wrap guards the unguarded)")
 	}
 	b.WriteByte('\n')
+	if r.Unpinned > 0 {
+		fmt.Fprintf(&b, "%d run a package without a pinned version: each start may run a release nobody reviewed (see the unpinned notes)\n", r.Unpinned)
+	}
 	if n := len(r.Unknown); n > 0 {
 		fmt.Fprintf(&b, "UNKNOWN: %d config(s) not read, their servers not counted: %s\n", n, strings.Join(r.Unknown, ", "))
 	}

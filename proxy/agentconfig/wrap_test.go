@@ -528,9 +528,16 @@ func TestStatus(t *testing.T) {
 		!strings.Contains(out.String(), "UNKNOWN: 3 config(s) not read, their servers not counted: ~/.codex/config.toml, ~/.continue/config.yaml, ~/.config/goose/config.yaml") {
 		t.Errorf("no summary:\n%s", out.String())
 	}
-	// one line per server, per note, the header and the two summary lines
-	if want := len(r.Rows) + len(r.Notes) + 3; len(lines) != want {
+	// one line per server, per note, the header and the three summary lines
+	if want := len(r.Rows) + len(r.Notes) + 4; len(lines) != want {
 		t.Errorf("%d lines, want %d", len(lines), want)
+	}
+	if !strings.Contains(out.String(), "~/.cursor/mcp.json: notes: unpinned: npx @modelcontextprotocol/server-filesystem: no exact version") {
+		t.Errorf("no unpinned note for cursor's notes server:\n%s", out.String())
+	}
+	// every npx, uvx and docker server of the fixture but the pinned ones
+	if r.Unpinned != 20 {
+		t.Errorf("%d unpinned, want the fixture's 20", r.Unpinned)
 	}
 }
 
