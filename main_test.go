@@ -418,7 +418,9 @@ func TestServerDirsAgree(t *testing.T) {
 	}
 
 	home := t.TempDir()
-	entry, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fs": map[string]any{"command": argv[0], "args": argv[1:]}}})
+	// The entry says where the agent runs the server (cwd): wrap reads its
+	// relative words there, as the server will, not where wrap runs.
+	entry, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fs": map[string]any{"command": argv[0], "args": argv[1:], "cwd": cwd}}})
 	if err := os.MkdirAll(filepath.Join(home, ".cursor"), 0o755); err != nil {
 		t.Fatal(err)
 	}
