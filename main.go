@@ -286,6 +286,9 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 	if maxReq <= 0 || maxResp <= 0 {
 		return 2, errors.New("message size limits must be positive")
 	}
+	if f, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		fmt.Fprint(c.stderr, terminalNotice)
+	}
 	w, _, err := eventlog.Open(ctx.String("log"), c.stderr)
 	if err != nil {
 		// The agent is waiting for its server: keep serving, say why the
@@ -306,6 +309,12 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 		RawStderr:        ctx.Bool("raw-stderr"),
 	}), nil
 }
+
+// terminalNotice is what mcpguard says on stderr when started by hand on
+// a terminal: it waits silently for JSON-RPC otherwise, which looks hung.
+const terminalNotice = "mcpguard: relaying MCP on stdin and stdout: an agent (an MCP client) starts this command and speaks JSON-RPC, one message per line.\n" +
+	"mcpguard: by hand, type a message such as {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}; Ctrl-D ends the session, Ctrl-C stops it.\n" +
+	"mcpguard: to see a policy's verdict without a server: mcpguard eval --policy FILE REQUEST.json\n"
 
 // loadPolicy loads the policy file (the baseline when path is empty) and
 // applies a --mode override. A bad policy is a configuration error: the
