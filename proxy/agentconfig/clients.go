@@ -48,8 +48,8 @@ type Agent struct {
 	// Remote says how a remote (HTTP, SSE) entry looks: it is listed and
 	// left alone.
 	Remote string
-	// Unsupported says why the files are listed (status counts them
-	// UNKNOWN) but not edited.
+	// Unsupported says why the files are read (status counts their
+	// servers) but not edited.
 	Unsupported string
 }
 
@@ -165,6 +165,8 @@ type Location struct {
 	Key string
 	// Shape is the entry's shape: CommandArgs or CommandArray.
 	Shape string
+	// Format is "json", or "toml" or "yaml" (read, never edited).
+	Format string
 	// ClaudeProjects: ~/.claude.json, whose projects.<dir>.mcpServers
 	// hold each project's local servers too.
 	ClaudeProjects bool
@@ -190,7 +192,7 @@ func Locate(e Env, clients []string) []Location {
 			return
 		}
 		seen[key] = true
-		locs = append(locs, Location{Client: a.Name, Path: path, Scope: scope, Key: a.Key, Shape: a.Shape,
+		locs = append(locs, Location{Client: a.Name, Path: path, Scope: scope, Key: a.Key, Shape: a.Shape, Format: a.Format,
 			ClaudeProjects: a.Name == ClaudeCode && scope == "user", Unsupported: a.Unsupported})
 	}
 	codexHome := e.CodexHome

@@ -80,8 +80,8 @@ func Load(loc Location, isGuard func(command string) bool) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if loc.Unsupported != "" {
-		return &Config{Location: loc, src: b}, nil
+	if loc.Format == "toml" || loc.Format == "yaml" {
+		return parseReadOnly(loc, b, isGuard)
 	}
 	return parse(loc, b, isGuard)
 }

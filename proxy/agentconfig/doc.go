@@ -27,8 +27,9 @@
 // program and its arguments: wrap puts mcpguard's words at its front),
 // LM Studio, JetBrains Junie, Amazon Q, Kiro, GitHub Copilot CLI
 // ("type": "local" is stdio), Crush (key mcp) and Antigravity. Codex
-// (TOML), Continue and Goose (YAML) are listed, counted UNKNOWN by status
-// and not edited: their servers are for wrapping by hand.
+// (TOML: github.com/pelletier/go-toml/v2), Continue and Goose (YAML:
+// github.com/goccy/go-yaml) are read, so that status counts their
+// servers, and not edited: their servers are for wrapping by hand.
 //
 // HOME, XDG_CONFIG_HOME and CODEX_HOME say where to look (the hidden flag
 // --home replaces HOME, for tests).
@@ -134,8 +135,8 @@
 //
 // One line per configured server: client, name, state (guarded,
 // UNGUARDED, BROKEN, remote, skipped, and UNKNOWN for a config that could
-// not be read or parsed, or that status cannot read: its servers are not
-// counted, and the summary names it). A guarded entry is BROKEN when it
+// not be read or parsed: its servers are not counted, and the summary
+// names it). A guarded entry is BROKEN when it
 // cannot start: the program it runs is missing, not executable or not on
 // PATH, its policy is missing or does not load, or its lock file is
 // missing or invalid (StartProblem). A stdio server run from a package

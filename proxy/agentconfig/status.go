@@ -66,10 +66,7 @@ func Status(o Options, so StatusOptions) StatusReport {
 	for _, c := range cfgs {
 		where := Display(c.Path, o.Env.Home)
 		if c.Unsupported != "" {
-			r.Rows = append(r.Rows, StatusRow{c.Client, "?", "UNKNOWN", "-", "-", "-", where})
-			r.Notes = append(r.Notes, fmt.Sprintf("%s: not read: %s", where, c.Unsupported))
-			r.Unknown = append(r.Unknown, where)
-			continue
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: read, not edited: %s", where, c.Unsupported))
 		}
 		for _, s := range c.Servers {
 			row := StatusRow{c.Client, serverLabel(&s), s.Kind.String(), "-", "-", "-", where}

@@ -521,23 +521,28 @@ func TestStatus(t *testing.T) {
 	if f := find(ClaudeDesktop, "windows"); f[2] != "skipped" || !strings.Contains(out.String(), "windows: a Windows command; mcpguard does not run on Windows") {
 		t.Errorf("windows line: %q", f)
 	}
-	if f := find(Codex, "?"); f[2] != "UNKNOWN" {
-		t.Errorf("codex line: %q", f)
+	// TOML and YAML configs are read (not edited): their servers count
+	for _, cs := range [][2]string{{Codex, "docs"}, {"continue", "SQLite"}, {"goose", "github"}} {
+		if f := find(cs[0], cs[1]); f[2] != "UNGUARDED" {
+			t.Errorf("%s line: %q", cs[0], f)
+		}
 	}
-	if !strings.Contains(out.String(), "0 guarded, 28 unguarded, 1 BROKEN stdio servers") ||
-		!strings.Contains(out.String(), "UNKNOWN: 3 config(s) not read, their servers not counted: ~/.codex/config.toml, ~/.continue/config.yaml, ~/.config/goose/config.yaml") {
+	if f := find("goose", "developer"); f[2] != "skipped" {
+		t.Errorf("goose's builtin extension: %q", f)
+	}
+	if !strings.Contains(out.String(), "0 guarded, 31 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
 		t.Errorf("no summary:\n%s", out.String())
 	}
-	// one line per server, per note, the header and the three summary lines
-	if want := len(r.Rows) + len(r.Notes) + 4; len(lines) != want {
+	// one line per server, per note, the header and the two summary lines
+	if want := len(r.Rows) + len(r.Notes) + 3; len(lines) != want {
 		t.Errorf("%d lines, want %d", len(lines), want)
 	}
 	if !strings.Contains(out.String(), "~/.cursor/mcp.json: notes: unpinned: npx @modelcontextprotocol/server-filesystem: no exact version") {
 		t.Errorf("no unpinned note for cursor's notes server:\n%s", out.String())
 	}
 	// every npx, uvx and docker server of the fixture but the pinned ones
-	if r.Unpinned != 20 {
-		t.Errorf("%d unpinned, want the fixture's 20", r.Unpinned)
+	if r.Unpinned != 23 {
+		t.Errorf("%d unpinned, want the fixture's 23", r.Unpinned)
 	}
 }
 
@@ -723,6 +728,7 @@ func TestStatusNamesWhatItCannotRead(t *testing.T) {
 	pol := filepath.Join(home, "p.yaml")
 	write("p.yaml", "version: 1\nserver: x\n", 0o644)
 	write(".cursor/mcp.json", `{"mcpServers": {"a": {"command": "node", "args": ["a.js"]},,}`, 0o644)
+	write(".codex/config.toml", "[mcp_servers.a]\ncommand = \"node\"\ncommand = \"twice\"\n", 0o644)
 	write(".gemini/settings.json", `{"mcpServers": {
 		"ok": {"command": "`+exe+`", "args": ["--", "node", "s.js"]},
 		"gone": {"command": "`+filepath.Join(home, "bin", "mcpguard-2")+`", "args": ["--", "node", "s.js"]},
@@ -736,7 +742,7 @@ func TestStatusNamesWhatItCannotRead(t *testing.T) {
 	out := r.String()
 	for _, want := range []string{
 		"2 guarded, 0 unguarded, 3 BROKEN stdio servers",
-		"UNKNOWN: 1 config(s) not read, their servers not counted: ~/.cursor/mcp.json",
+		"UNKNOWN: 2 config(s) not read, their servers not counted: ~/.cursor/mcp.json, ~/.codex/config.toml",
 		"gone: BROKEN: " + filepath.Join(home, "bin", "mcpguard-2") + " is missing",
 		"noexec: BROKEN: " + filepath.Join(home, "bin", "mcpguard-0.9") + " is not executable",
 		"nopolicy: BROKEN: its policy " + filepath.Join(home, "none.yaml") + " is missing",
@@ -745,7 +751,7 @@ func TestStatusNamesWhatItCannotRead(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}
 	}
-	if len(r.Errs) != 1 {
+	if len(r.Errs) != 2 {
 		t.Errorf("errors: %v", r.Errs)
 	}
 }
