@@ -17,15 +17,14 @@ import (
 
 // badgeOnly are services whose every image is a badge.
 var badgeOnly = newHostSet([]string{"img.shields.io", "badgen.net", "flat.badgen.net", "badge.fury.io",
-	"packagephobia.com", "badges.gitter.im", "deepwiki.com"})
+	"packagephobia.com", "badges.gitter.im", "deepwiki.com", "travis-ci.org", "travis-ci.com", "api.travis-ci.com"})
 
 // badgePaths are services that serve badges under a path with "badge"
 // in it among other pages (a GitHub Actions workflow's badge.svg,
 // codecov's /graph/badge.svg).
-var badgePaths = newHostSet([]string{"github.com", "codecov.io", "coveralls.io", "travis-ci.org", "travis-ci.com",
-	"api.travis-ci.com", "circleci.com", "dl.circleci.com", "ci.appveyor.com", "app.codacy.com",
+var badgePaths = newHostSet([]string{"github.com", "codecov.io", "coveralls.io", "circleci.com", "dl.circleci.com", "ci.appveyor.com", "app.codacy.com",
 	"api.codacy.com", "snyk.io", "pkg.go.dev", "goreportcard.com", "readthedocs.org", "sonarcloud.io",
-	"gitlab.com", "dev.azure.com", "api.netlify.com", "www.bestpractices.dev", "bestpractices.coreinfrastructure.org"})
+	"gitlab.com", "dev.azure.com", "api.scorecard.dev", "api.securityscorecards.dev", "api.netlify.com", "www.bestpractices.dev", "bestpractices.coreinfrastructure.org"})
 
 // isBadge reports whether raw, a URL whose target is t, is a badge of a
 // badge service that names no other URL.

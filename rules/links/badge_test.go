@@ -16,6 +16,7 @@ func TestBadgesKept(t *testing.T) {
 		"![CI](https://github.com/owner/repo/actions/workflows/ci.yml/badge.svg?branch=main)",
 		"![size](https://badgen.net/bundlephobia/minzip/react)",
 		"![v](https://badge.fury.io/js/express.svg)",
+		"![Build Status](https://travis-ci.org/sindresorhus/p-try.svg?branch=master)",
 		"![go](https://pkg.go.dev/badge/github.com/owner/repo.svg)",
 		`<p align="center"><img src="https://img.shields.io/github/stars/owner/repo?style=social" alt="stars"></p>`,
 		`<img src="images/logo.png" width="200"> and <img src="./docs/shot.png">`,
