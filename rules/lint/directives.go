@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -210,11 +211,48 @@ var (
 // stays linear and cheap on text that holds no directive.
 type compiled struct {
 	rule     string
-	re       *regexp.Regexp
-	anchored *regexp.Regexp // re, matched only at the start of its input
-	anchors  []string       // Latin: word prefixes; none: the pattern always runs
-	scripts  uint8          // native: the scripts its literals are written in
-	gate     []string       // markers: literals one of which the text must hold
+	re       *lazyRegexp
+	anchored *lazyRegexp // re, matched only at the start of its input
+	anchors  []string    // Latin: word prefixes; none: the pattern always runs
+	scripts  uint8       // native: the scripts its literals are written in
+	gate     []string    // markers: literals one of which the text must hold
+}
+
+// lazyRegexp is a pattern compiled on its first use. Most of the
+// hundreds of directive patterns never run in a session (each waits for
+// its anchor or script), and compiling them all when mcpguard starts took
+// most of its start time and idle memory. Its syntax is checked when the
+// table is built (compile parses every pattern), and a test compiles all.
+// Printing a parsed pattern back (what compiling an alternative needs)
+// costs most of the work: it folds the case of every rune of a class such
+// as [^.!?;], so that too waits for first use.
+type lazyRegexp struct {
+	expr   string
+	tree   *syntax.Regexp // when set, expr is prefix + tree's text
+	prefix string
+	once   sync.Once
+	re     *regexp.Regexp
+}
+
+func lazy(expr string) *lazyRegexp { return &lazyRegexp{expr: expr} }
+
+// lazyTree is lazy(tree.String()), or with a prefix such as "^(?:",
+// lazy(prefix + tree.String() + ")").
+func lazyTree(prefix string, tree *syntax.Regexp) *lazyRegexp {
+	return &lazyRegexp{tree: tree, prefix: prefix}
+}
+
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() {
+		if l.tree != nil {
+			l.expr = l.tree.String()
+			if l.prefix != "" {
+				l.expr = l.prefix + l.expr + ")"
+			}
+		}
+		l.re = regexp.MustCompile(l.expr)
+	})
+	return l.re
 }
 
 func compile(set map[string][]string, window, flags string, native bool) []compiled {
@@ -234,16 +272,16 @@ func compile(set map[string][]string, window, flags string, native bool) []compi
 				alts = tree.Sub
 			}
 			for _, alt := range alts {
-				c := compiled{rule: rule, re: regexp.MustCompile(alt.String())}
+				c := compiled{rule: rule, re: lazyTree("", alt)}
 				if rule == RuleSensitiveFile && !native {
 					c.gate = sensitiveGate
 				}
 				if native {
-					c.scripts = scriptsOf(alt.String())
+					c.scripts = treeScripts(alt)
 					c.anchors, _ = anchorsOf(alt, true)
 				} else if as, ok := anchorsOf(alt, false); ok {
 					c.anchors = as
-					c.anchored = regexp.MustCompile(`^(?:` + alt.String() + `)`)
+					c.anchored = lazyTree(`^(?:`, alt)
 				}
 				out = append(out, c)
 			}
@@ -310,6 +348,23 @@ func scriptOf(r rune) uint8 {
 		return scriptCJK
 	}
 	return 0
+}
+
+// treeScripts is scriptsOf of a parsed pattern's literals and class
+// bounds, the letters its text holds, without printing it (a negated
+// class, [^.!?], holds none: it is stored as its complement).
+func treeScripts(re *syntax.Regexp) uint8 {
+	var set uint8
+	negated := re.Op == syntax.OpCharClass && len(re.Rune) > 0 && re.Rune[len(re.Rune)-1] == unicode.MaxRune
+	if re.Op == syntax.OpLiteral || re.Op == syntax.OpCharClass && !negated {
+		for _, r := range re.Rune {
+			set |= scriptOf(r)
+		}
+	}
+	for _, sub := range re.Sub {
+		set |= treeScripts(sub)
+	}
+	return set
 }
 
 func scriptsOf(s string) uint8 {

@@ -14,7 +14,6 @@
 package lint
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -60,16 +59,16 @@ const MaxInstructionsBytes = 65536
 // markers are the rules about form rather than words, matched on the
 // text in its own script.
 var markers = []compiled{
-	{rule: RuleHTMLComment, gate: []string{"--", "]:"}, re: regexp.MustCompile(`<!--|--\s*>|\[[^\]\n]{0,40}\]:\s*(#|<>)\s*[("']`)},
-	{rule: RuleHiddenText, gate: []string{"none", "hidden", "font-size", "opacity", "color"}, re: regexp.MustCompile(`\b(display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(px|pt|em|rem|%)?\b|opacity\s*:\s*0(\.0+)?\b|color\s*:\s*(white|#fff(fff)?|transparent)\b)|<[a-z]+[^>]*\shidden(\s|>|=)`)},
-	{rule: RuleDataURI, gate: []string{"data:"}, re: regexp.MustCompile(`\bdata:[a-z]+/[a-z0-9.+-]+(;[a-z0-9=.+-]+)*(;base64)?,`)},
+	{rule: RuleHTMLComment, gate: []string{"--", "]:"}, re: lazy(`<!--|--\s*>|\[[^\]\n]{0,40}\]:\s*(#|<>)\s*[("']`)},
+	{rule: RuleHiddenText, gate: []string{"none", "hidden", "font-size", "opacity", "color"}, re: lazy(`\b(display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(px|pt|em|rem|%)?\b|opacity\s*:\s*0(\.0+)?\b|color\s*:\s*(white|#fff(fff)?|transparent)\b)|<[a-z]+[^>]*\shidden(\s|>|=)`)},
+	{rule: RuleDataURI, gate: []string{"data:"}, re: lazy(`\bdata:[a-z]+/[a-z0-9.+-]+(;[a-z0-9=.+-]+)*(;base64)?,`)},
 	// A URL is a finding where it carries data out: as an image a client
 	// fetches on its own, with a placeholder for the data, or after an
 	// order to send something to it (directives.go). A URL to
 	// documentation is not.
-	{rule: RuleURL, gate: []string{"://"}, re: regexp.MustCompile(`!\[[^\]]*\]\(\s*<?(https?|wss?|ftp)://|<img\b[^>]*\bsrc\s*=\s*["']?(https?|ftp)://|\b(https?|wss?|ftp)://[^\s"'<>]*[?&][\w.-]*=(\{|<|\$|%s|\[)|\bfile://`)},
-	{rule: RuleEncodedBlob, gate: []string{"\\x"}, re: regexp.MustCompile(`(\\x[0-9a-f]{2}){16,}`)},
-	{rule: RuleEncodedBlob, gate: []string{"%"}, re: regexp.MustCompile(`(%[0-9a-f]{2}){16,}`)},
+	{rule: RuleURL, gate: []string{"://"}, re: lazy(`!\[[^\]]*\]\(\s*<?(https?|wss?|ftp)://|<img\b[^>]*\bsrc\s*=\s*["']?(https?|ftp)://|\b(https?|wss?|ftp)://[^\s"'<>]*[?&][\w.-]*=(\{|<|\$|%s|\[)|\bfile://`)},
+	{rule: RuleEncodedBlob, gate: []string{"\\x"}, re: lazy(`(\\x[0-9a-f]{2}){16,}`)},
+	{rule: RuleEncodedBlob, gate: []string{"%"}, re: lazy(`(%[0-9a-f]{2}){16,}`)},
 }
 
 // Context says what a string is, which decides the rules that apply.

@@ -162,7 +162,7 @@ func (r *reading) findings(add func(rule, field string)) {
 		if p.scripts&r.scripts == 0 || (len(p.anchors) > 0 && !slices.ContainsFunc(p.anchors, func(a string) bool { return strings.Contains(native, a) })) {
 			continue
 		}
-		for _, m := range p.re.FindAllStringIndex(native, 8) {
+		for _, m := range p.re.get().FindAllStringIndex(native, 8) {
 			found(p.rule, m[0], false)
 		}
 	}
@@ -173,7 +173,7 @@ func (r *reading) findings(add func(rule, field string)) {
 		if !slices.ContainsFunc(p.gate, func(g string) bool { return strings.Contains(latin, g) }) {
 			continue
 		}
-		for _, m := range p.re.FindAllStringIndex(latin, 8) {
+		for _, m := range p.re.get().FindAllStringIndex(latin, 8) {
 			found(p.rule, m[0], true)
 		}
 	}
@@ -184,7 +184,7 @@ func (r *reading) findings(add func(rule, field string)) {
 // word, and reports each match with its offset.
 func matchLatin(text string, found func(rule string, at int)) {
 	for _, i := range latinAlways {
-		for _, m := range latinDirectives[i].re.FindAllStringIndex(text, 8) {
+		for _, m := range latinDirectives[i].re.get().FindAllStringIndex(text, 8) {
 			found(latinDirectives[i].rule, m[0])
 		}
 	}
@@ -220,7 +220,7 @@ func matchLatin(text string, found func(rule string, at int)) {
 			span := text[w:min(end, w+maxSpan)]
 			for _, i := range todo {
 				tried[i] = false
-				if latinDirectives[i].anchored.MatchString(span) {
+				if latinDirectives[i].anchored.get().MatchString(span) {
 					found(latinDirectives[i].rule, w)
 				}
 			}
