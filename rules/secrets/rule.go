@@ -275,24 +275,15 @@ type runInfo struct {
 	pre, suf, best int
 }
 
-// minTokenRun returns the longest run of token bytes that every match of
-// expr is sure to contain (0 when it cannot tell).
-func minTokenRun(expr string) int {
+// tokenRuns returns, for every match of expr, the longest run of token
+// bytes it is sure to hold (best) and the run it is sure to start with
+// (pre), from one parse of expr.
+func tokenRuns(expr string) runInfo {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return 0
+		return runInfo{}
 	}
-	return runsOf(re.Simplify()).best
-}
-
-// minTokenPrefix returns the run of token bytes every match of expr is
-// sure to start with.
-func minTokenPrefix(expr string) int {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return 0
-	}
-	return runsOf(re.Simplify()).pre
+	return runsOf(re.Simplify())
 }
 
 // tokenRunFrom reports whether s has at least n token bytes from at.

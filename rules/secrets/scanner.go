@@ -114,7 +114,8 @@ var allRules = sync.OnceValue(func() []*rule {
 		if o, ok := keywordOverride[spec.id]; ok {
 			kws = o
 		}
-		out[i] = &rule{spec: spec, index: i, keywords: kws, minRun: minTokenRun(spec.regex), minPre: minTokenPrefix(spec.regex)}
+		runs := tokenRuns(spec.regex)
+		out[i] = &rule{spec: spec, index: i, keywords: kws, minRun: runs.best, minPre: runs.pre}
 		out[i].findAnchors()
 		out[i].confirm = confirmAfter[spec.id]
 		if out[i].confirm != nil {
