@@ -41,13 +41,11 @@ type rule struct {
 	spec     *ruleSpec
 	index    int
 	keywords []string
-	// minRun is the length of the run of token bytes (tokenByte) that
-	// every match contains; a text with no such run near a keyword cannot
-	// match, whatever the regex.
-	minRun int
-	// minPre is the run of token bytes every match starts with: for an
-	// anchored rule, the text from the hit must start with that many.
-	minPre int
+	// runs are the token runs of every match (tokenRuns), read from the
+	// regex on the rule's first hit: most rules never hit in a session,
+	// and parsing them all took a fifth of mcpguard's start.
+	runsOnce sync.Once
+	runs     runInfo
 
 	// anchored: every match starts with one of the keywords, so a hit is
 	// judged by one match anchored there. leadingWB: the regex starts with
@@ -273,6 +271,20 @@ type runInfo struct {
 	all            bool
 	minLen         int
 	pre, suf, best int
+}
+
+// minRun is the length of the run of token bytes (tokenByte) that every
+// match contains; a text with no such run near a keyword cannot match,
+// whatever the regex.
+func (r *rule) minRun() int { return r.tokenRuns().best }
+
+// minPre is the run of token bytes every match starts with: for an
+// anchored rule, the text from the hit must start with that many.
+func (r *rule) minPre() int { return r.tokenRuns().pre }
+
+func (r *rule) tokenRuns() runInfo {
+	r.runsOnce.Do(func() { r.runs = tokenRuns(r.spec.regex) })
+	return r.runs
 }
 
 // tokenRuns returns, for every match of expr, the longest run of token

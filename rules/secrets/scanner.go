@@ -114,8 +114,7 @@ var allRules = sync.OnceValue(func() []*rule {
 		if o, ok := keywordOverride[spec.id]; ok {
 			kws = o
 		}
-		runs := tokenRuns(spec.regex)
-		out[i] = &rule{spec: spec, index: i, keywords: kws, minRun: runs.best, minPre: runs.pre}
+		out[i] = &rule{spec: spec, index: i, keywords: kws}
 		out[i].findAnchors()
 		out[i].confirm = confirmAfter[spec.id]
 		if out[i].confirm != nil {
@@ -333,7 +332,7 @@ func (sc *Scanner) find(s string) []Finding {
 		if r.quick != nil && !r.quick(s, h.at, h.n) {
 			continue
 		}
-		if !gate(s, h.at-gateBefore, h.at+h.n+gateBefore, r.minRun) {
+		if !gate(s, h.at-gateBefore, h.at+h.n+gateBefore, r.minRun()) {
 			continue
 		}
 		if r.scan != nil {
@@ -368,7 +367,7 @@ func (sc *Scanner) find(s string) []Finding {
 			if r.backAnchor {
 				start = wordRunStart(s, h.at)
 			}
-			if !tokenRunFrom(s, start, r.minPre) {
+			if !tokenRunFrom(s, start, r.minPre()) {
 				continue
 			}
 			found, _ := sc.matchesAt(r, s, start)
@@ -710,10 +709,10 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 			clean = !found
 			return clean
 		}
-		if !gate(s, at-gateBefore, at+len(n.text)+gateBefore, r.minRun) {
+		if !gate(s, at-gateBefore, at+len(n.text)+gateBefore, r.minRun()) {
 			return true
 		}
-		if (r.anchors || r.backAnchor) && !tokenRunFrom(s, anchorOf(r, s, at), r.minPre) {
+		if (r.anchors || r.backAnchor) && !tokenRunFrom(s, anchorOf(r, s, at), r.minPre()) {
 			return true
 		}
 		if r.require != nil && !hasWordNear(s, at, len(n.text), *r.require) {
