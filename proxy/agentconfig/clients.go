@@ -74,8 +74,7 @@ var Agents = []Agent{
 	{Name: Gemini, User: []string{"~/.gemini/settings.json", "~/.gemini/extensions/*/gemini-extension.json"}, Project: []string{".gemini/settings.json"},
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url" (SSE), "httpUrl"`},
 	{Name: Codex, User: []string{"$CODEX/config.toml"}, Project: []string{".codex/config.toml"},
-		Format: "toml", Key: "mcp_servers", Shape: CommandArgs, Remote: `url = "..."`,
-		Unsupported: "TOML is not edited yet; wrap its servers by hand"},
+		Format: "toml", Key: "mcp_servers", Shape: CommandArgs, Remote: `url = "..."`},
 	{Name: "cline", User: []string{
 		"$XDG/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
 		"$MAC/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},

@@ -65,9 +65,10 @@ type Config struct {
 	Location
 	Servers []Server
 
-	src   []byte       // the file as read
-	root  hujson.Value // edited in place
-	dirty bool
+	src    []byte       // the file as read
+	root   hujson.Value // edited in place
+	edited []byte       // a TOML file as edited (applyTOML)
+	dirty  bool
 }
 
 // errReadOnly marks a config whose mode forbids writing.

@@ -26,8 +26,10 @@
 // opencode (key mcp, "type": "local" and command an array holding the
 // program and its arguments: wrap puts mcpguard's words at its front),
 // LM Studio, JetBrains Junie, Amazon Q, Kiro, GitHub Copilot CLI
-// ("type": "local" is stdio), Crush (key mcp) and Antigravity. Codex
-// (TOML: github.com/pelletier/go-toml/v2), Continue and Goose (YAML:
+// ("type": "local" is stdio), Crush (key mcp) and Antigravity. Codex's
+// TOML is edited in place: go-toml's parser (github.com/pelletier/go-toml/v2/unstable)
+// gives the byte range of each [mcp_servers.NAME] table's command and
+// args, and only those bytes change (codex.go). Continue and Goose (YAML:
 // github.com/goccy/go-yaml) are read, so that status counts their
 // servers, and not edited: their servers are for wrapping by hand.
 //

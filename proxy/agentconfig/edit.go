@@ -25,6 +25,9 @@ func (c *Config) guard(s *Server, exe, policy string) error {
 	if c.Shape == CommandArray {
 		return c.guardArray(s, exe, policy)
 	}
+	if c.Format == "toml" {
+		return c.guardTOML(s, exe, policy)
+	}
 	obj, err := c.entry(s.Pointer)
 	if err != nil {
 		return err
@@ -148,6 +151,9 @@ func (c *Config) addPolicy(s *Server, policy string) error {
 func (c *Config) unguard(s *Server) error {
 	if c.Shape == CommandArray {
 		return c.unguardArray(s)
+	}
+	if c.Format == "toml" {
+		return c.unguardTOML(s)
 	}
 	obj, err := c.entry(s.Pointer)
 	if err != nil {
@@ -380,6 +386,9 @@ func array(elems [][]byte) []byte {
 func (c *Config) Bytes() []byte {
 	if !c.dirty {
 		return c.src
+	}
+	if c.edited != nil {
+		return c.edited
 	}
 	return c.root.Pack()
 }

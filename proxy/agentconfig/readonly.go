@@ -56,6 +56,12 @@ func parseReadOnly(loc Location, b []byte, isGuard func(string) bool) (*Config, 
 	default:
 		return nil, fmt.Errorf("%s is neither a table nor a list", loc.Key)
 	}
+	var editable map[string]*tomlEntry
+	if loc.Format == "toml" {
+		if editable, err = tomlEntries(b); err != nil {
+			return nil, fmt.Errorf("not valid toml: %v", err)
+		}
+	}
 	for _, e := range entries {
 		s := Server{Name: e.name}
 		m, ok := e.entry.(map[string]any)
@@ -85,6 +91,9 @@ func parseReadOnly(loc Location, b []byte, isGuard func(string) bool) (*Config, 
 			continue
 		}
 		classify(&s, v, false, isGuard)
+		if t := editable[e.name]; loc.Format == "toml" && (s.Kind == Guarded || s.Kind == Unguarded) && (t == nil || t.cmd[0] < 0) {
+			s.Kind, s.Note = Unusable, "written as an inline table or with dotted keys: wrap it by hand"
+		}
 		c.Servers = append(c.Servers, s)
 	}
 	return c, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/mcpguard/mcpguard/policy/pins"
 )
@@ -114,6 +115,24 @@ func servers(t *testing.T, loc Location) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if loc.Format == "toml" {
+		var doc struct {
+			Servers map[string]struct {
+				Command string   `toml:"command"`
+				Args    []string `toml:"args"`
+			} `toml:"mcp_servers"`
+		}
+		if err := toml.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("%s no longer parses as TOML: %v\n%s", loc.Path, err, b)
+		}
+		got := map[string][]string{}
+		for name, e := range doc.Servers {
+			if e.Command != "" {
+				got[name] = append([]string{e.Command}, e.Args...)
+			}
+		}
+		return got
+	}
 	if strictJSON[loc.Client] {
 		if err := json.Unmarshal(b, new(jsontext.Value)); err != nil {
 			t.Fatalf("%s is no longer plain JSON: %v", loc.Path, err)
@@ -209,8 +228,8 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 			t.Errorf("%s: modes %v and %v (backup), want %v", l.Path, fi.Mode().Perm(), bi.Mode().Perm(), want)
 		}
 	}
-	if wrappedCount != 28 {
-		t.Errorf("wrapped %d servers, want the fixture's 28", wrappedCount)
+	if wrappedCount != 31 {
+		t.Errorf("wrapped %d servers, want the fixture's 31", wrappedCount)
 	}
 
 	// Wrapping again changes nothing, and says so.
@@ -414,8 +433,8 @@ func TestWrapPlacesPolicies(t *testing.T) {
 	}
 	// notion, sqlite, pythonTools, coverctl; the gemini extension's notes,
 	// junie's sqlite, amazonq's aws-docs, kiro's time and web, crush's
-	// filesystem (a node script)
-	if wantInit := 10; len(inits) != wantInit {
+	// filesystem (a node script), codex's docs, multi and tool
+	if wantInit := 13; len(inits) != wantInit {
 		t.Errorf("init ran for %q, want the %d servers no shipped policy fits", inits, wantInit)
 	}
 	for _, name := range []string{"claude-desktop-notion.yaml", "claude-desktop-sqlite.yaml", "gemini-pythontools.yaml"} {
@@ -530,7 +549,7 @@ func TestStatus(t *testing.T) {
 	if f := find("goose", "developer"); f[2] != "skipped" {
 		t.Errorf("goose's builtin extension: %q", f)
 	}
-	if !strings.Contains(out.String(), "0 guarded, 31 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
+	if !strings.Contains(out.String(), "0 guarded, 33 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
 		t.Errorf("no summary:\n%s", out.String())
 	}
 	// one line per server, per note, the header and the two summary lines
@@ -541,8 +560,8 @@ func TestStatus(t *testing.T) {
 		t.Errorf("no unpinned note for cursor's notes server:\n%s", out.String())
 	}
 	// every npx, uvx and docker server of the fixture but the pinned ones
-	if r.Unpinned != 23 {
-		t.Errorf("%d unpinned, want the fixture's 23", r.Unpinned)
+	if r.Unpinned != 24 {
+		t.Errorf("%d unpinned, want the fixture's 24", r.Unpinned)
 	}
 }
 
@@ -607,9 +626,9 @@ func TestWrapLeavesOtherProjectsAlone(t *testing.T) {
 	now := snapshot(t, home, orig)
 	for rel := range orig {
 		changed := !bytes.Equal(now[rel], orig[rel])
-		wantChange := !strings.HasPrefix(rel, "project/") && !strings.HasSuffix(rel, ".toml") && !strings.HasSuffix(rel, ".yaml")
+		wantChange := !strings.HasPrefix(rel, "project/") && !strings.HasSuffix(rel, ".yaml")
 		if changed != wantChange {
-			t.Errorf("%s: changed %v; only the project files (and TOML, YAML) must be left alone", rel, changed)
+			t.Errorf("%s: changed %v; only the project files (and YAML) must be left alone", rel, changed)
 		}
 	}
 	// A project given by name is handled.
@@ -876,4 +895,29 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+func TestCodexEdgeEntries(t *testing.T) {
+	home := t.TempDir()
+	p := filepath.Join(home, ".codex", "config.toml")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	orig := "[mcp_servers]\ninline = { command = \"npx\", args = [\"x\"] }\ndotted.command = \"uvx\"\n\n[mcp_servers.last]\ncommand = \"node\""
+	if err := os.WriteFile(p, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	if text(Wrap(testOptions(home)), &out, &errw) {
+		t.Fatalf("wrap failed\n%s%s", out.String(), errw.String())
+	}
+	b, _ := os.ReadFile(p)
+	want := strings.Replace(orig, "command = \"node\"", "command = \""+testExe+"\"\nargs = [\"--\", \"node\"]", 1)
+	if string(b) != want || strings.Count(out.String(), "inline table or with dotted keys") != 2 {
+		t.Errorf("wrapped:\n%s\nwant:\n%s\nreport:\n%s", b, want, out.String())
+	}
+	if text(Unwrap(testOptions(home)), &out, &errw) {
+		t.Fatalf("unwrap failed\n%s%s", out.String(), errw.String())
+	}
+	if b, _ := os.ReadFile(p); string(b) != orig {
+		t.Errorf("unwrapped:\n%q\nwant:\n%q", b, orig)
+	}
 }
