@@ -223,43 +223,45 @@ type compiled struct {
 // its anchor or script), and compiling them all when mcpguard starts took
 // most of its start time and idle memory. Its syntax is checked when the
 // table is built (compile parses every pattern), and a test compiles all.
-// Printing a parsed pattern back (what compiling an alternative needs)
-// costs most of the work: it folds the case of every rune of a class such
-// as [^.!?;], so that too waits for first use.
 type lazyRegexp struct {
-	expr   string
-	tree   *syntax.Regexp // when set, expr is prefix + tree's text
-	prefix string
+	expr string
+	// window, when set, replaces windowMark in expr before compiling.
+	window string
 	once   sync.Once
 	re     *regexp.Regexp
 }
 
 func lazy(expr string) *lazyRegexp { return &lazyRegexp{expr: expr} }
 
-// lazyTree is lazy(tree.String()), or with a prefix such as "^(?:",
-// lazy(prefix + tree.String() + ")").
-func lazyTree(prefix string, tree *syntax.Regexp) *lazyRegexp {
-	return &lazyRegexp{tree: tree, prefix: prefix}
-}
-
 func (l *lazyRegexp) get() *regexp.Regexp {
 	l.once.Do(func() {
-		if l.tree != nil {
-			l.expr = l.tree.String()
-			if l.prefix != "" {
-				l.expr = l.prefix + l.expr + ")"
-			}
+		expr := l.expr
+		if l.window != "" {
+			expr = strings.ReplaceAll(expr, windowMark, "(?:"+l.window+")")
 		}
-		l.re = regexp.MustCompile(l.expr)
+		l.re = regexp.MustCompile(expr)
 	})
 	return l.re
 }
+
+// windowMark stands for a window while a pattern is split into its
+// alternatives and printed back: printing the window's class [^.!?;]
+// folds the case of every rune it holds, which took a second for the
+// table. It is a noncharacter, which no pattern holds, as the parser
+// prints it.
+var windowMark = func() string {
+	re, err := syntax.Parse(`\x{FFFFF}`, syntax.Perl)
+	if err != nil {
+		panic(err)
+	}
+	return re.String()
+}()
 
 func compile(set map[string][]string, window, flags string, native bool) []compiled {
 	var out []compiled
 	for _, rule := range Rules() {
 		for _, p := range set[rule] {
-			expr := windowRef.ReplaceAllString(p, window+"$1")
+			expr := windowRef.ReplaceAllString(p, `\x{FFFFF}$1`)
 			if native {
 				expr = strings.ToLower(expr) // the native reading is lower case
 			}
@@ -272,7 +274,8 @@ func compile(set map[string][]string, window, flags string, native bool) []compi
 				alts = tree.Sub
 			}
 			for _, alt := range alts {
-				c := compiled{rule: rule, re: lazyTree("", alt)}
+				text := alt.String()
+				c := compiled{rule: rule, re: &lazyRegexp{expr: text, window: window}}
 				if rule == RuleSensitiveFile && !native {
 					c.gate = sensitiveGate
 				}
@@ -281,7 +284,7 @@ func compile(set map[string][]string, window, flags string, native bool) []compi
 					c.anchors, _ = anchorsOf(alt, true)
 				} else if as, ok := anchorsOf(alt, false); ok {
 					c.anchors = as
-					c.anchored = lazyTree(`^(?:`, alt)
+					c.anchored = &lazyRegexp{expr: `^(?:` + text + `)`, window: window}
 				}
 				out = append(out, c)
 			}
