@@ -88,3 +88,15 @@ func TestLinkTailWork(t *testing.T) {
 		t.Error("unclosed <angle> destinations not counted")
 	}
 }
+
+// TestParserNodesBounded: a flood of labels (each a parser node of about a
+// kilobyte) is refused whole; a long ordinary document is parsed.
+func TestParserNodesBounded(t *testing.T) {
+	if flood := strings.Repeat("![x][", 1<<18); !tooCostly(flood) {
+		t.Errorf("a %d-byte flood of labels is parsed (%d nodes)", len(flood), parserNodes(flood))
+	}
+	doc := strings.Repeat("A line of *prose* with a [link](https://example.com/a) and ![logo](https://img.shields.io/x.svg).\n", 1<<13)
+	if tooCostly(doc) {
+		t.Errorf("an ordinary %d-byte document is refused (%d nodes)", len(doc), parserNodes(doc))
+	}
+}

@@ -292,9 +292,29 @@ func linkTailWork(s string) int64 {
 	return work
 }
 
+// parserNodes estimates the nodes the CommonMark parser allocates for s:
+// one per '[', emphasis delimiter, backtick and line, each of which costs
+// it 250 to 2 200 bytes, so a flood of "![x][" reached thirty times its
+// own size in memory (and minutes of GC).
+func parserNodes(s string) int64 {
+	var n int64
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[', '*', '_', '`', '\n':
+			n++
+		}
+	}
+	return n
+}
+
 // tooCostly reports whether parsing s as markdown would read more than a
-// fixed multiple of its size (see linkTailWork): such text is no ordinary
-// writing, and the caller replaces it whole rather than parse it.
+// fixed multiple of its size (see linkTailWork) or allocate more than about
+// twice its size and 48 MiB (see parserNodes): such text is replaced whole
+// rather than parsed, which keeps the proxy within its time and memory
+// budgets for any input. Ordinary markdown stays far below both: a 1 MiB
+// document of short lines and links counts about 25 000 nodes; a
+// densely linked one of 800 KiB about 41 000.
 func tooCostly(s string) bool {
-	return linkTailWork(s) > 16*int64(len(s))+1<<20
+	n := int64(len(s))
+	return parserNodes(s) > n/512+48<<10 || linkTailWork(s) > 16*n+1<<20
 }
