@@ -118,10 +118,11 @@ func TestWrapClaudeCodeEntry(t *testing.T) {
 		t.Fatalf("wrapped entry: %q %q; want %q %q", entry.Command, entry.Args, mcpguardBin, wantArgs)
 	}
 	// A copy of the shipped policy, its roots set to the directory the
-	// server was given.
+	// server was given, named after its entry (its rejections count apart).
 	shipped, _ := os.ReadFile(filepath.Join(moduleRoot, "policies", "filesystem.yaml"))
 	want := bytes.Replace(shipped, []byte(`roots: ["${HOME}/src"]`),
 		[]byte(`roots: [`+quoteJSON(root)+`] # the server's directories (mcpguard wrap)`), 1)
+	want = bytes.Replace(want, []byte("\nserver: filesystem\n"), []byte("\nserver: \"claude-code-filesystem\"\n"), 1)
 	if copied, err := os.ReadFile(policyPath); err != nil || !bytes.Equal(copied, want) {
 		t.Fatalf("the policy is not policies/filesystem.yaml with the server's root (%v):\n%s", err, copied)
 	}

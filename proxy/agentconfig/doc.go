@@ -138,17 +138,20 @@
 // One line per configured server: client, name, state (guarded,
 // UNGUARDED, BROKEN, remote, skipped, and UNKNOWN for a config that could
 // not be read or parsed: its servers are not counted, and the summary
-// names it). A guarded entry is BROKEN when it
-// cannot start: the program it runs is missing, not executable or not on
-// PATH, its policy is missing or does not load, or its lock file is
-// missing or invalid (StartProblem). A stdio server run from a package
-// or image without a pinned version (npx pkg, uvx pkg, pipx run pkg,
-// docker run image without a digest: Unpinned) gets an "unpinned" note
-// and is counted in the summary (OWASP MCP04, supply chain). policy, lock state, and the rejections the
-// log holds for the server's log name (its policy's server:, else its
-// command's base name, as mcpguard logs it) in the last 24 hours. The
-// lock state comes from the policy's pins: lock file (LockState):
-// "session" without one, "N tools" pinned, "missing" (mcpguard will not
-// start the server: run mcpguard pin), "invalid", or "?" when the policy
-// does not load.
+// names it), policy, lock state, and the rejections the log holds for
+// the server's log name (its policy's server:, else its command's base
+// name, as mcpguard logs it) in the last 24 hours; wrap names each policy
+// copy after its entry, so each entry's rejections count apart. The lock
+// state comes from the policy's pins: lock file (LockState): "session"
+// without one, "N tools" pinned, "missing" (mcpguard will not start the
+// server: run mcpguard pin), "invalid", or "?" when the policy does not
+// load.
+//
+// A guarded entry is BROKEN when it cannot start: the program it runs is
+// missing, not executable or not on PATH, its policy is missing or does
+// not load, or its lock file is missing or invalid (StartProblem). A
+// stdio server run from a package or image without a pinned version (npx
+// pkg, uvx pkg, pipx run pkg, docker run image without a digest:
+// Unpinned) gets an "unpinned" note and is counted in the summary (OWASP
+// MCP04, supply chain).
 package agentconfig

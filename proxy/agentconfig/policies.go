@@ -1,6 +1,7 @@
 package agentconfig
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -155,6 +156,7 @@ func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
 			return placed{}, err
 		}
 		text, note = b, "copy of shipped "+file
+		text = setServer(text, strings.TrimSuffix(name, ".yaml"))
 		if roots := policy.ServerDirsIn(s.Argv, entryDir(c, s)).Abs(); len(roots) > 0 {
 			if t, ok := setRoots(text, roots); ok {
 				text, note = t, note+", roots set to the server's directories"
@@ -174,6 +176,11 @@ func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
 		}
 		if err := p.Init(s.Argv, path); err != nil {
 			return placed{note: "baseline"}, err
+		}
+		if b, err := os.ReadFile(path); err == nil {
+			if t := setServer(b, strings.TrimSuffix(name, ".yaml")); !bytes.Equal(t, b) {
+				os.WriteFile(path, t, 0o644)
+			}
 		}
 		return placed{path, "starter policy from init (mode: audit; review it)"}, nil
 	} else {
@@ -229,6 +236,25 @@ func relativeArg(argv []string) bool {
 		}
 	}
 	return false
+}
+
+// serverLine is a policy's top-level server: line.
+var serverLine = regexp.MustCompile(`(?m)^server: .*$`)
+
+// setServer names the policy copy of one entry after the entry
+// (CLIENT[-PROJECT-HASH]-NAME), so that the log, tail, stats and status
+// count each entry's rejections apart rather than every copy of one
+// shipped policy together. Text with no or several server: lines, or
+// that no longer loads, is left alone.
+func setServer(text []byte, name string) []byte {
+	if len(serverLine.FindAllIndex(text, -1)) != 1 {
+		return text
+	}
+	out := serverLine.ReplaceAll(text, append([]byte("server: "), quote(name)...))
+	if _, err := policy.Load("policy", out, os.LookupEnv); err != nil {
+		return text
+	}
+	return out
 }
 
 // rootsLine is the one path_scope roots line of a shipped policy.
