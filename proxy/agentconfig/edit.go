@@ -167,14 +167,8 @@ func (c *Config) unguard(s *Server) error {
 	if !ok {
 		return errors.New("args is not an array")
 	}
-	dash := -1
-	for i, e := range arr.Elements {
-		if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == "--" {
-			dash = i
-			break
-		}
-	}
-	if dash < 0 || dash+1 >= len(arr.Elements) {
+	dash := dashIndex(arr)
+	if dash < 0 {
 		return errors.New(`no "--" followed by the server's command in args`)
 	}
 	cmd, ok := arr.Elements[dash+1].Value.(hujson.Literal)
@@ -285,14 +279,8 @@ func (c *Config) unguardArray(s *Server) error {
 	if err != nil {
 		return err
 	}
-	dash := -1
-	for i, e := range arr.Elements {
-		if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == "--" {
-			dash = i
-			break
-		}
-	}
-	if dash < 0 || dash+1 >= len(arr.Elements) {
+	dash := dashIndex(arr)
+	if dash < 0 {
 		return errors.New(`no "--" followed by the server's command in command`)
 	}
 	var ops []patchOp
@@ -309,6 +297,20 @@ func (c *Config) unguardArray(s *Server) error {
 	arr.Elements[0].BeforeExtra = lead
 	c.dirty = true
 	return nil
+}
+
+// dashIndex is the index of the first "--" string of arr when a word
+// follows it (the server's command), else -1.
+func dashIndex(arr *hujson.Array) int {
+	for i, e := range arr.Elements {
+		if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == "--" {
+			if i+1 < len(arr.Elements) {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 type patchOp struct {

@@ -3,6 +3,7 @@ package agentconfig
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -69,24 +70,7 @@ func Unpinned(argv []string) string {
 	}
 	switch base {
 	case "npx", "bunx", "pnpx":
-		pkg := ""
-		for i := 0; i < len(rest); i++ {
-			w := rest[i]
-			if w == "-p" || w == "--package" {
-				if i+1 < len(rest) {
-					pkg = rest[i+1]
-				}
-				break
-			}
-			if v, ok := strings.CutPrefix(w, "--package="); ok {
-				pkg = v
-				break
-			}
-			if !strings.HasPrefix(w, "-") {
-				pkg = w
-				break
-			}
-		}
+		pkg := packageWord(rest, []string{"-p", "--package"}, nil)
 		if pkg == "" || strings.HasPrefix(pkg, ".") || strings.HasPrefix(pkg, "/") {
 			return ""
 		}
@@ -98,28 +82,7 @@ func Unpinned(argv []string) string {
 			return base + " " + name + ": no exact version (" + name + "@X.Y.Z)"
 		}
 	case "uvx":
-		pkg := ""
-		for i := 0; i < len(rest); i++ {
-			w := rest[i]
-			if w == "--from" {
-				if i+1 < len(rest) {
-					pkg = rest[i+1]
-				}
-				break
-			}
-			if v, ok := strings.CutPrefix(w, "--from="); ok {
-				pkg = v
-				break
-			}
-			if strings.HasPrefix(w, "-") {
-				if w == "--with" || w == "--python" || w == "-p" || w == "--index" || w == "--spec" {
-					i++
-				}
-				continue
-			}
-			pkg = w
-			break
-		}
+		pkg := packageWord(rest, []string{"--from"}, []string{"--with", "--python", "-p", "--index", "--spec"})
 		if pkg == "" || strings.ContainsAny(pkg, "/") {
 			return ""
 		}
@@ -134,6 +97,33 @@ func Unpinned(argv []string) string {
 			name = name[:i]
 		}
 		return base + " " + name + ": no exact version (" + name + "==X.Y.Z)"
+	}
+	return ""
+}
+
+// packageWord is the package a runner's words name: the value of one of
+// the from options (-p PKG, --package=PKG, --from PKG), else the first
+// word that is no option; options in skip take a value, skipped too.
+func packageWord(words, from, skip []string) string {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		for _, f := range from {
+			if w == f {
+				if i+1 < len(words) {
+					return words[i+1]
+				}
+				return ""
+			}
+			if v, ok := strings.CutPrefix(w, f+"="); ok {
+				return v
+			}
+		}
+		if !strings.HasPrefix(w, "-") {
+			return w
+		}
+		if slices.Contains(skip, w) {
+			i++
+		}
 	}
 	return ""
 }
