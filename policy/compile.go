@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/canon"
 )
@@ -129,6 +130,7 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 		Mode:          Enforce,
 		DenyUnknown:   f.UnknownTools == "deny",
 		RejectAsError: f.RejectAs == "error",
+		linted:        pins.NewLintCache(),
 	}
 	if f.Mode != "" {
 		p.Mode = Mode(f.Mode)

@@ -43,6 +43,8 @@ type Policy struct {
 	LintAllow map[string][]string
 
 	lock *pins.Lock // read from Pins by LoadFile; nil: pin on first sight
+	// linted is shared by the pin state of every session (and copy) of p.
+	linted *pins.LintCache
 
 	tools   []*toolEntry
 	ingress []*ingressRule
@@ -176,7 +178,7 @@ func Baseline() *Policy {
 	if err != nil {
 		panic("baseline server_requests: " + err.Error()) // no hosts: cannot fail
 	}
-	p := &Policy{Source: "baseline", Mode: Enforce, secrets: defaultSecrets(), serverRequests: sr}
+	p := &Policy{Source: "baseline", Mode: Enforce, secrets: defaultSecrets(), serverRequests: sr, linted: pins.NewLintCache()}
 	if err := p.learnSecrets(os.Environ(), os.LookupEnv); err != nil {
 		panic("baseline secrets: " + err.Error()) // no files, no rules allowed: cannot fail
 	}
@@ -209,7 +211,7 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 // WithMode returns a copy of p with its mode replaced (the --mode flag).
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
-		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, lock: p.lock, tools: p.tools, ingress: p.ingress, egress: p.egress,
+		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, lock: p.lock, linted: p.linted, tools: p.tools, ingress: p.ingress, egress: p.egress,
 		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, foldDenied: p.foldDenied, secrets: p.secrets, serverRequests: p.serverRequests}
 }
 

@@ -231,7 +231,7 @@ func nextCursor(result jsontext.Value) string {
 // NewSession starts applying p to one downstream server.
 func (p *Policy) NewSession() *Session {
 	return &Session{p: p, serverSchemas: map[string]*argSchema{},
-		pins: pins.NewSession(pins.Options{Lock: p.lock, Audit: p.Mode == Audit, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow})}
+		pins: pins.NewSession(pins.Options{Lock: p.lock, Audit: p.Mode == Audit, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, Lint: p.linted})}
 }
 
 func (s *Session) serverSchema(tool string) (sch *argSchema, known bool) {

@@ -60,6 +60,9 @@ type Options struct {
 	// LintAllow lists, by item key, the lint rules that are no finding for
 	// that item: a reviewed description that a rule misreads.
 	LintAllow map[string][]string
+	// Lint caches lint findings across the sessions of one policy; nil:
+	// the session keeps its own.
+	Lint *LintCache
 }
 
 // Block is why calls of an item are refused.
@@ -81,9 +84,10 @@ type Session struct {
 	pinned   [numKinds]map[string]Definition // without a lock: first sight
 	digests  [numKinds]map[string]string
 	listed   [numKinds]bool
-	linted   map[string][]lint.Finding // by digest
-	instr    *string                   // pinned instructions (nil: none yet, or none pinned)
-	instrSet bool                      // instr is decided (lock, or first sight)
+	lints    *LintCache
+	linted   map[string]bool // digests whose findings this session reported
+	instr    *string         // pinned instructions (nil: none yet, or none pinned)
+	instrSet bool            // instr is decided (lock, or first sight)
 	info     *Definition
 
 	state atomic.Pointer[[numKinds]map[string]status]
@@ -96,7 +100,10 @@ type Session struct {
 
 // NewSession starts the pin state of one session.
 func NewSession(opt Options) *Session {
-	s := &Session{opt: opt, linted: map[string][]lint.Finding{}}
+	s := &Session{opt: opt, lints: opt.Lint, linted: map[string]bool{}}
+	if s.lints == nil {
+		s.lints = NewLintCache()
+	}
 	for k := range numKinds {
 		s.pinned[k] = map[string]Definition{}
 		s.digests[k] = map[string]string{}
@@ -229,15 +236,12 @@ func (s *Session) judge(kind Kind, raw []byte, def Definition, key string, err e
 	}
 	digest := def.Digest()
 
+	findings := s.allowed(key, s.lints.Item(raw))
 	s.mu.Lock()
-	findings, done := s.linted[digest]
-	if !done {
-		findings = lint.Item(raw)
-		if len(s.linted) < 4*maxItems {
-			s.linted[digest] = findings
-		}
+	done := s.linted[digest]
+	if !done && len(s.linted) < 4*maxItems {
+		s.linted[digest] = true
 	}
-	findings = s.allowed(key, findings)
 	var block *Block
 	var fields []string
 	newItem := false
