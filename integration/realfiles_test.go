@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -31,6 +32,7 @@ import (
 // REALFILES=N reads N files instead of the CI sample (0 or "all": every
 // file); REALFILES_ROOTS adds trees (a list like PATH).
 func TestRealFilesComeBackUnchanged(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	var roots []string
@@ -61,24 +63,43 @@ func TestRealFilesComeBackUnchanged(t *testing.T) {
 	args := append([]string{bin}, roots...)
 	direct := connectDirect(t, args...)
 	guarded := connectGuarded(t, nil, args...)
+	// Reads go four at a time on each session (the client multiplexes
+	// them); each file's verdict is kept in its slot, so the counts and
+	// examples are those of a serial run.
+	reasons := make([]string, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 4 {
+		wg.Go(func() {
+			for i := range next {
+				d, okD := readText(direct, files[i])
+				if !okD {
+					reasons[i] = "unreadable by the server"
+					continue
+				}
+				g, okG := readText(guarded, files[i])
+				switch {
+				case !okG:
+					reasons[i] = "refused"
+				case g != d:
+					reasons[i] = differenceReason(d, g)
+				default:
+					reasons[i] = "unchanged"
+				}
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	counts := map[string]int{}
 	examples := map[string][]string{}
-	for _, p := range files {
-		d, okD := readText(direct, p)
-		if !okD {
-			counts["unreadable by the server"]++
-			continue
-		}
-		g, okG := readText(guarded, p)
-		reason := "unchanged"
-		if !okG {
-			reason = "refused"
-		} else if g != d {
-			reason = differenceReason(d, g)
-		}
+	for i, reason := range reasons {
 		counts[reason]++
-		if reason != "unchanged" && len(examples[reason]) < 5 {
-			examples[reason] = append(examples[reason], p)
+		if reason != "unchanged" && reason != "unreadable by the server" && len(examples[reason]) < 5 {
+			examples[reason] = append(examples[reason], files[i])
 		}
 	}
 	var names []string
