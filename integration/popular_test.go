@@ -210,10 +210,14 @@ func popularServers(t *testing.T, stubURL, home string) []popularServer {
 func TestShippedPopularServers(t *testing.T) {
 	t.Parallel()
 	requireGuard(t)
-	stub := newLoopbackStub(t)
 	home, _ := shippedHome(t)
-	for _, ps := range popularServers(t, stub.srv.URL, home) {
-		t.Run(ps.policy, func(t *testing.T) {
+	for i, listed := range popularServers(t, "", home) {
+		t.Run(listed.policy, func(t *testing.T) {
+			// Each server gets its own stub, so that the requests the stub
+			// sees are this server's alone while the others run beside it.
+			t.Parallel()
+			stub := newLoopbackStub(t)
+			ps := popularServers(t, stub.srv.URL, t.TempDir())[i]
 			bin := npmServer(t, ps.bin)
 			if _, err := os.Stat(bin); err != nil {
 				t.Fatalf("%s is not installed: %v", ps.bin, err)
