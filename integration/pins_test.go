@@ -439,6 +439,7 @@ func TestPinsEverything(t *testing.T) {
 	}
 	for _, mode := range []string{"enforce", "audit"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel() // each mode has its own relay and log; the lock is only read
 			logFile := filepath.Join(t.TempDir(), "mcpguard.log")
 			cs := connectGuarded(t, &guardOpts{Policy: policyFile, Log: logFile, Args: []string{"--mode", mode}}, server)
 			guarded := listAll(t, cs)
@@ -469,6 +470,7 @@ func TestPinsEverything(t *testing.T) {
 		})
 	}
 	t.Run("no lock", func(t *testing.T) {
+		t.Parallel()
 		guarded := listAll(t, connectGuarded(t, nil, server))
 		if mustJSON(guarded) != mustJSON(direct) {
 			t.Errorf("baseline changed the lists:\nguarded %+v\ndirect  %+v", guarded, direct)
