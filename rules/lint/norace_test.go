@@ -1,0 +1,5 @@
+//go:build !race
+
+package lint
+
+const linearUnit = 8 << 10
