@@ -118,7 +118,7 @@ func TestDenseKeywordsStayLinear(t *testing.T) {
 	}
 	size := 512 << 10
 	if raceEnabled {
-		size = 128 << 10
+		size = 64 << 10
 	}
 	for _, unit := range []string{"-----BEGIN PRIVATE KEY-----\n", "sk_live_", "ghp_", "curl -u a:b ", "eyJhbGciOi.eyJ", "s.abcdefghijklmnopqrstuvwx ",
 		"-----END PRIVATE KEY-----\n", "MIIEow\n", "%41", "%25", "&#65;", `\u0041`, "\u200b", "\u00ad", "\uff21", "QUtJQUxINFZQTTc3TDZT",
