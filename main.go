@@ -125,6 +125,9 @@ func (c *command) app() *cli.App {
 	runFlags := []cli.Flag{
 		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` (YAML); default: the embedded baseline policy"},
 		&cli.StringFlag{Name: "log", Usage: "decision log `FILE`, or - for stderr", Value: eventlog.DefaultPath(), DefaultText: "$XDG_STATE_HOME/mcpguard/mcpguard.log"},
+		&cli.GenericFlag{Name: "log-max-bytes", Usage: "rotate the log when it would grow past this size (bytes, or 8MiB, 512KiB)",
+			Value: &byteSize{int(eventlog.DefaultRotation.MaxBytes)}, DefaultText: formatSize(int(eventlog.DefaultRotation.MaxBytes))},
+		&cli.IntFlag{Name: "log-backups", Usage: "rotated log files kept (FILE.1 is the newest)", Value: eventlog.DefaultRotation.Backups},
 		&cli.StringFlag{Name: "mode", Usage: "override the policy's mode: enforce or audit"},
 		&cli.GenericFlag{Name: "max-message-bytes", Usage: "size limit for messages in both directions, overriding the two below (bytes, or 8MiB, 512KiB)",
 			Value: &byteSize{}, DefaultText: "unset"},
@@ -289,7 +292,11 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 	if f, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 		fmt.Fprint(c.stderr, terminalNotice)
 	}
-	w, _, err := eventlog.Open(ctx.String("log"), c.stderr)
+	rot := eventlog.Rotation{MaxBytes: int64(sizeValue(ctx, "log-max-bytes")), Backups: ctx.Int("log-backups")}
+	if rot.Backups < 1 {
+		return 2, errors.New("--log-backups must be at least 1")
+	}
+	w, _, err := eventlog.Open(ctx.String("log"), rot, c.stderr)
 	if err != nil {
 		// The agent is waiting for its server: keep serving, say why the
 		// decisions go unlogged, once (as a log that breaks later does).
@@ -591,13 +598,11 @@ func (c *command) stats(ctx *cli.Context) (int, error) {
 		}
 		by = []string{key}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return 2, fmt.Errorf("cannot open log: %w", err)
-	}
-	defer f.Close()
 	s := eventlog.NewStats(since)
-	if _, err := s.ReadFrom(f); err != nil {
+	switch err := s.ReadLog(path); {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
+		return 2, err
+	case err != nil:
 		return 1, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if ctx.Bool("json") {
@@ -764,13 +769,9 @@ func (c *command) statusCmd(ctx *cli.Context) (int, error) {
 		return 2, err
 	}
 	so := agentconfig.StatusOptions{Since: "24h"}
-	if f, err := os.Open(ctx.String("log")); err == nil {
-		stats := eventlog.NewStats(time.Now().Add(-24 * time.Hour))
-		_, err := stats.ReadFrom(f)
-		f.Close()
-		if err == nil {
-			so.Rejections = stats.By[eventlog.ByServer]
-		}
+	stats := eventlog.NewStats(time.Now().Add(-24 * time.Hour))
+	if err := stats.ReadLog(ctx.String("log")); err == nil {
+		so.Rejections = stats.By[eventlog.ByServer]
 	}
 	r := agentconfig.Status(o, so)
 	return c.report(r, r.Errs, len(r.Errs) > 0), nil

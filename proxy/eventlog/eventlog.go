@@ -84,19 +84,20 @@ func DefaultPath() string {
 // Open opens path for appending ("-" means stderr), creating it and its
 // directory with private permissions: the log reveals which tools an agent
 // uses. Each zerolog event is one write(2) on an O_APPEND file, so lines
-// from several processes never interleave.
-func Open(path string, stderr io.Writer) (io.Writer, func() error, error) {
+// from several processes never interleave; the file is rotated by rename
+// under rot, by whichever of those processes finds it full (see rotating).
+func Open(path string, rot Rotation, stderr io.Writer) (io.Writer, func() error, error) {
 	if path == "-" {
 		return stderr, func() error { return nil }, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	r, err := openRotating(path, rot)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &keepServing{w: f, stderr: stderr, path: path}, f.Close, nil
+	return &keepServing{w: r, stderr: stderr, path: path}, r.Close, nil
 }
 
 // keepServing lets the proxy go on when the log cannot be written (disk

@@ -17,7 +17,7 @@ import (
 )
 
 // writerEnv switches the test binary into a log writer for
-// TestConcurrentProcessesDoNotTearLines: "PATH:PROC:LINES".
+// TestConcurrentProcessesDoNotTearLines: "PATH:PROC:LINES:MAXBYTES".
 const writerEnv = "EVENTLOG_TEST_WRITER"
 
 func TestMain(m *testing.M) {
@@ -32,12 +32,17 @@ func TestMain(m *testing.M) {
 }
 
 // writeLines is a child process: it appends LINES events through Open from
-// 4 goroutines sharing one Logger, as the relay's two directions do.
+// 4 goroutines sharing one Logger, as the relay's two directions do, and
+// rotates the log past MAXBYTES (the default when 0), keeping 1000 files.
 func writeLines(spec string) int {
 	parts := strings.Split(spec, ":")
 	path := parts[0]
 	n, _ := strconv.Atoi(parts[2])
-	w, closeLog, err := Open(path, os.Stderr)
+	rot := DefaultRotation
+	if max, _ := strconv.Atoi(parts[3]); max > 0 {
+		rot = Rotation{MaxBytes: int64(max), Backups: 1000}
+	}
+	w, closeLog, err := Open(path, rot, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -224,7 +229,7 @@ func FuzzClean(f *testing.F) {
 func TestOpenIsPrivate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state", "mcpguard")
 	path := filepath.Join(dir, "mcpguard.log")
-	_, closeLog, err := Open(path, &bytes.Buffer{})
+	_, closeLog, err := Open(path, DefaultRotation, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,16 +245,20 @@ func TestOpenIsPrivate(t *testing.T) {
 	}
 }
 
-// TestUnwritableLogKeepsServing: when the log breaks (here: its file is
-// closed under it), writes still succeed for the proxy, and stderr hears
-// about it once.
+// TestUnwritableLogKeepsServing: when the log breaks (here: its directory
+// is removed, so it cannot be opened again), writes still succeed for the
+// proxy, and stderr hears about it once.
 func TestUnwritableLogKeepsServing(t *testing.T) {
 	var stderr bytes.Buffer
-	w, closeLog, err := Open(filepath.Join(t.TempDir(), "mcpguard.log"), &stderr)
+	dir := filepath.Join(t.TempDir(), "state")
+	w, closeLog, err := Open(filepath.Join(dir, "mcpguard.log"), DefaultRotation, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeLog()
+	defer closeLog()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
 	l := New(w, "srv")
 	for range 3 {
 		l.Log(Event{Level: zerolog.WarnLevel, Event: EventRejected})
@@ -264,7 +273,9 @@ func TestUnwritableLogKeepsServing(t *testing.T) {
 
 // TestConcurrentProcessesDoNotTearLines: several mcpguard processes append
 // to one log, each from several goroutines; every line must come back
-// whole.
+// whole, also when the processes rotate the file under each other: then no
+// line is lost or written twice, and no file grows past its cap by more
+// than one line per process.
 func TestConcurrentProcessesDoNotTearLines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -273,42 +284,67 @@ func TestConcurrentProcessesDoNotTearLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "shared", "mcpguard.log")
-	const procs, perProc = 4, 2000
-	var cmds []*exec.Cmd
-	for p := range procs {
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d:%d", writerEnv, path, p, perProc))
-		cmd.Stderr = &bytes.Buffer{}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
-	}
-	for _, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("writer: %v: %s", err, cmd.Stderr)
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := make(map[string]bool)
-	var d Decoder
-	var rec Record
-	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-	for i, line := range lines {
-		if err := d.Decode(line, &rec); err != nil {
-			t.Fatalf("line %d torn (%v): %.120q", i, err, line)
-		}
-		key := rec.Server + "/" + rec.ID
-		if seen[key] {
-			t.Fatalf("line %d repeats %s", i, key)
-		}
-		seen[key] = true
-	}
-	if len(seen) != procs*perProc {
-		t.Errorf("%d lines, want %d", len(seen), procs*perProc)
+	for _, maxBytes := range []int{0, 64 << 10} {
+		t.Run(fmt.Sprintf("rotate at %d", maxBytes), func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "shared", "mcpguard.log")
+			const procs, perProc = 4, 2000
+			var cmds []*exec.Cmd
+			for p := range procs {
+				cmd := exec.Command(exe, "-test.run=^$")
+				cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d:%d:%d", writerEnv, path, p, perProc, maxBytes))
+				cmd.Stderr = &bytes.Buffer{}
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				cmds = append(cmds, cmd)
+			}
+			for _, cmd := range cmds {
+				if err := cmd.Wait(); err != nil {
+					t.Fatalf("writer: %v: %s", err, cmd.Stderr)
+				}
+			}
+			files, err := Files(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const maxLine = 1500
+			for _, f := range files {
+				fi, err := os.Stat(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if maxBytes > 0 && fi.Size() > int64(maxBytes+procs*maxLine) {
+					t.Errorf("%s: %d bytes, over the cap %d by more than a line a process", f, fi.Size(), maxBytes)
+				}
+			}
+			if maxBytes > 0 && len(files) < 20 {
+				t.Errorf("%d files: the log did not rotate as often as its size says", len(files))
+			}
+			seen := make(map[string]bool)
+			var d Decoder
+			var rec Record
+			n := 0
+			if _, err := ReadLog(path, func(line []byte) error {
+				n++
+				if len(line) > maxLine {
+					t.Fatalf("line %d is %d bytes", n, len(line))
+				}
+				if err := d.Decode(line, &rec); err != nil {
+					t.Fatalf("line %d torn (%v): %.120q", n, err, line)
+				}
+				key := rec.Server + "/" + rec.ID
+				if seen[key] {
+					t.Fatalf("line %d repeats %s", n, key)
+				}
+				seen[key] = true
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(seen) != procs*perProc {
+				t.Errorf("%d lines, want %d", len(seen), procs*perProc)
+			}
+		})
 	}
 }

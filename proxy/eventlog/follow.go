@@ -18,9 +18,10 @@ const DefaultPoll = 200 * time.Millisecond
 // file and goes on with the new one from its start. It polls, so it works
 // on every file system.
 //
-// mcpguard processes keep appending to the file they opened; with rename
-// rotation their lines go to the old file until they restart, so
-// copytruncate is the rotation to use for a shared log.
+// mcpguard's own rotation renames (see Rotation), and its writers re-open
+// the path on their next line, so a line reaches the old file after the
+// rename only in that instant; one written after the Follower finished
+// the old file is not shown.
 type Follower struct {
 	Path     string
 	Poll     time.Duration // DefaultPoll when zero

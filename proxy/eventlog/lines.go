@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 )
 
@@ -100,3 +101,46 @@ func (l *Lines) Reset(r io.Reader) {
 
 // TooLong is how many lines longer than the limit were skipped.
 func (l *Lines) TooLong() int { return l.tooLong }
+
+// eachLine calls fn with every line of r, including an unfinished last
+// one, until fn returns an error, and returns how many lines were too long
+// to read.
+func eachLine(r io.Reader, fn func([]byte) error) (tooLong int, err error) {
+	lines := NewLines(r, 0)
+	defer func() { tooLong = lines.TooLong() }()
+	for {
+		line, err := lines.Next()
+		if err == io.EOF {
+			if rest := lines.Rest(); rest != nil {
+				return 0, fn(rest)
+			}
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if err := fn(line); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// ReadLog calls fn with every line of the log at path, its rotated files
+// first, oldest first (see OpenAll), until fn returns an error, and
+// returns how many lines were too long to read. An error opening the
+// files says "cannot open log".
+func ReadLog(path string, fn func([]byte) error) (tooLong int, err error) {
+	files, err := OpenAll(path)
+	if err != nil {
+		return 0, fmt.Errorf("cannot open log: %w", err)
+	}
+	defer closeAll(files)
+	for _, f := range files {
+		n, err := eachLine(f, fn)
+		tooLong += n
+		if err != nil {
+			return tooLong, err
+		}
+	}
+	return tooLong, nil
+}

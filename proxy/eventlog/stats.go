@@ -50,22 +50,22 @@ func NewStats(since time.Time) *Stats {
 
 // ReadFrom counts every line of r, including an unfinished last one.
 func (s *Stats) ReadFrom(r io.Reader) (int64, error) {
-	lines := NewLines(r, 0)
-	defer func() { s.Skipped += lines.TooLong(); s.Lines += lines.TooLong() }()
-	for {
-		line, err := lines.Next()
-		if err == io.EOF {
-			if rest := lines.Rest(); rest != nil {
-				s.Line(rest)
-			}
-			return 0, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		s.Line(line)
-	}
+	tooLong, err := eachLine(r, s.line)
+	s.Skipped += tooLong
+	s.Lines += tooLong
+	return 0, err
 }
+
+// ReadLog counts every line of the log at path and of its rotated files
+// (see ReadLog).
+func (s *Stats) ReadLog(path string) error {
+	tooLong, err := ReadLog(path, s.line)
+	s.Skipped += tooLong
+	s.Lines += tooLong
+	return err
+}
+
+func (s *Stats) line(b []byte) error { s.Line(b); return nil }
 
 // Line counts one log line.
 func (s *Stats) Line(line []byte) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -75,31 +74,13 @@ func (t *Tail) Line(line []byte) error {
 	return nil
 }
 
-// ReadFile feeds every line of the log at path to Line, and counts the
-// lines too long to read in Skipped. It returns Line's first error.
+// ReadFile feeds every line of the log at path to Line, its rotated
+// files first (see ReadLog), and counts the lines too long to read in
+// Skipped. It returns Line's first error.
 func (t *Tail) ReadFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("cannot open log: %w", err)
-	}
-	defer f.Close()
-	lines := NewLines(f, 0)
-	defer func() { t.Skipped += lines.TooLong() }()
-	for {
-		line, err := lines.Next()
-		if err == io.EOF {
-			if rest := lines.Rest(); rest != nil {
-				return t.Line(rest)
-			}
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := t.Line(line); err != nil {
-			return err
-		}
-	}
+	tooLong, err := ReadLog(path, t.Line)
+	t.Skipped += tooLong
+	return err
 }
 
 // shown reports whether tail shows r without --all: the decisions, and
