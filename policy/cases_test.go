@@ -23,8 +23,11 @@ type caseFile struct {
 	// was written for (testdata/toolslists, with its version), relative
 	// to the repo root: it primes server schemas, and the policy must
 	// name every tool in it and no other.
-	ToolsListFile string       `yaml:"tools_list_file"`
-	Cases         []policyCase `yaml:"cases"`
+	ToolsListFile string `yaml:"tools_list_file"`
+	// OneSession judges every case in one session, in order, so that
+	// state such as rate limits carries from case to case.
+	OneSession bool         `yaml:"one_session"`
+	Cases      []policyCase `yaml:"cases"`
 }
 
 type policyCase struct {
@@ -37,6 +40,10 @@ type policyCase struct {
 	Want      string `yaml:"want"`    // "allow" or the error_code
 	Field     string `yaml:"field"`   // optional: the field the rejection names
 	Rule      string `yaml:"rule"`    // optional: the rule the rejection names
+	// Repeat, when over 1, judges the message that many times in one
+	// session (state such as rate limits carries over); the last verdict
+	// is the case's, every earlier one must be allow.
+	Repeat int `yaml:"repeat"`
 }
 
 // pathFixture builds the tree path_scope cases run against and returns the
@@ -135,9 +142,20 @@ func TestPolicyCases(t *testing.T) {
 				}
 				reviewedEveryTool(t, p, tools)
 			}
+			var shared *Session
+			var notes []string
 			for i, c := range cf.Cases {
 				line := caseMessage(t, c, vars)
-				ev := p.Evaluate(line, tools)
+				if !cf.OneSession || shared == nil {
+					shared, notes = p.evalSession(tools)
+				}
+				s := shared
+				for n := 1; n < c.Repeat; n++ {
+					if ev := s.evaluate(line, notes); ev.Verdict != Allowed {
+						t.Errorf("case %d %q: judgement %d of %d: %s (%s), want allow", i, c.Note, n, c.Repeat, ev.ErrorCode, ev.Error)
+					}
+				}
+				ev := s.evaluate(line, notes)
 				got := ev.ErrorCode
 				if ev.Verdict == Allowed {
 					got = "allow"

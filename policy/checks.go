@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/codes"
+	"github.com/mcpguard/mcpguard/rules/ratelimit"
 	"github.com/mcpguard/mcpguard/rules/shellcmd"
 	"github.com/mcpguard/mcpguard/rules/urlcheck"
 )
@@ -100,6 +101,20 @@ var checkKinds = []checkKind{
 		b.roots = roots
 		return rules.NewPathScope(roots)
 	}),
+	// A rate limit judges no value: it counts calls, per value of its
+	// fields when it has any, in the session (checkLimits).
+	kind("rate_limit", codes.RateLimited, func(o *rateLimitV1, b *checkBuild) (rules.Check, error) {
+		per, err := time.ParseDuration(o.Per)
+		if err != nil {
+			return nil, fmt.Errorf("per: %v", err)
+		}
+		l, err := ratelimit.NewLimit(o.Calls, per, o.MaxKeys)
+		if err != nil {
+			return nil, err
+		}
+		b.limit = &l
+		return nil, nil
+	}),
 	// The scanner needs the known secrets of the environment; it is bound
 	// when they are learnt (learnSecrets).
 	kind("secrets", codes.Secret, func(*noOptions, *checkBuild) (rules.Check, error) {
@@ -141,6 +156,11 @@ type (
 	pathScopeV1 struct {
 		Roots []string `json:"roots"`
 	}
+	rateLimitV1 struct {
+		Calls   int    `json:"calls"`
+		Per     string `json:"per"`
+		MaxKeys int    `json:"max_keys"`
+	}
 )
 
 // A checkKind is one entry of the registry.
@@ -161,6 +181,7 @@ type checkBuild struct {
 	remediation string                      // the rule's remediation:, "" when none
 	code        string                      // the kind's code unless the rule names its own
 	roots       []string                    // path_scope: the roots as expanded
+	limit       *ratelimit.Limit            // rate_limit: the limit, which no value check enforces
 }
 
 // ownCode makes the rule's code: its error code, when it names one.

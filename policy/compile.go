@@ -11,6 +11,7 @@ import (
 	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/ratelimit"
 )
 
 // fileV1 is a policy file as written (after schema validation).
@@ -94,6 +95,11 @@ type ingressRule struct {
 	remediation string
 	roots       []string // path_scope: the roots as expanded, for rejections and start-up warnings
 	audit       bool     // a failure is only logged (secrets: {ingress: audit})
+	// limit is a rate_limit rule's limit (check is nil): it counts calls
+	// in the session, keyed by what fields selects; limitID names its
+	// window there (limitIDs).
+	limit   *ratelimit.Limit
+	limitID string
 	// rawClean, when set, says from the raw arguments that the check can
 	// find nothing in any of their strings (the secrets rule's fast path).
 	rawClean func(raw []byte) bool
@@ -200,8 +206,13 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 			continue
 		}
 		rule.rule = fmt.Sprintf("ingress[%d]", i)
+		if rule.limit != nil {
+			p.limits = append(p.limits, rule)
+			continue
+		}
 		p.ingress = append(p.ingress, rule)
 	}
+	limitIDs(p.limits)
 	for i, r := range f.Egress {
 		ptr := "/egress/" + strconv.Itoa(i)
 		rule, err := compileEgress(r)
@@ -264,7 +275,7 @@ func compileIngress(raw jsontext.Value, lookup func(string) (string, bool)) (*in
 	if rule.check, err = kind.build(raw, b); err != nil {
 		return nil, fmt.Errorf("%s: %v", r.Check, err)
 	}
-	rule.code, rule.roots = b.code, b.roots
+	rule.code, rule.roots, rule.limit = b.code, b.roots, b.limit
 	return rule, nil
 }
 

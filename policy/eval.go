@@ -36,16 +36,13 @@ type Evaluation struct {
 // when not nil, is a tools/list result ({"tools":[...]}) that primes the
 // server's input schemas for server_schema: enforce.
 func (p *Policy) Evaluate(line []byte, toolsList []byte) Evaluation {
-	m, err := message.Parse(line)
-	if err != nil {
-		var e *message.Error
-		if !errors.As(err, &e) {
-			e = &message.Error{Code: jsonrpc2.CodeInvalidRequest, Reason: err.Error()}
-		}
-		rej := message.Malformed(e)
-		return Evaluation{Verdict: Rejected, ErrorCode: rej.ErrorCode, Error: rej.Error,
-			Reply: message.RejectionError(e.ID, e.Code, rej)}
-	}
+	s, notes := p.evalSession(toolsList)
+	return s.evaluate(line, notes)
+}
+
+// evalSession is the session Evaluate judges in, and what it could not
+// judge offline.
+func (p *Policy) evalSession(toolsList []byte) (*Session, []string) {
 	s := p.NewSession()
 	var notes []string
 	if toolsList == nil && p.capturesSchemas() {
@@ -57,6 +54,21 @@ func (p *Policy) Evaluate(line []byte, toolsList []byte) Evaluation {
 		if rm, err := message.Parse(resp); err == nil {
 			s.Egress(rm, &Call{Method: "tools/list"})
 		}
+	}
+	return s, notes
+}
+
+// evaluate judges one message in s.
+func (s *Session) evaluate(line []byte, notes []string) Evaluation {
+	m, err := message.Parse(line)
+	if err != nil {
+		var e *message.Error
+		if !errors.As(err, &e) {
+			e = &message.Error{Code: jsonrpc2.CodeInvalidRequest, Reason: err.Error()}
+		}
+		rej := message.Malformed(e)
+		return Evaluation{Verdict: Rejected, ErrorCode: rej.ErrorCode, Error: rej.Error,
+			Reply: message.RejectionError(e.ID, e.Code, rej)}
 	}
 	ev := Evaluation{Verdict: Allowed, Method: m.Method, Tool: clean(m.Name), Notes: notes}
 	v := s.Ingress(m)

@@ -74,12 +74,20 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 	default:
 		return Verdict{}
 	}
+	if rej == nil && len(s.p.limits) > 0 {
+		// Counted last: a call refused for another reason never
+		// reaches the server, and does not use up its allowance.
+		rej = s.checkLimits(s.p.countedBy(m), m, s.p.Mode == Audit)
+	}
 	if rej == nil {
 		return Verdict{}
 	}
 	v := Verdict{Rejection: rej, Audit: s.p.Mode == Audit || s.auditOnly(m, rej)}
 	if m.Method != "tools/call" || s.p.RejectAsError {
 		v.AsError, v.Code = true, jsonrpc2.CodeInvalidParams
+		if rej.ErrorCode == codes.RateLimited {
+			v.Code = CodeRateLimited
+		}
 	}
 	return v
 }

@@ -49,6 +49,9 @@ type Policy struct {
 	tools   []*toolEntry
 	ingress []*ingressRule
 	egress  []*egressRule
+	// limits are the rate_limit rules, in policy order; they judge no
+	// value, so ingress does not hold them.
+	limits []*ingressRule
 
 	// calls holds the tools/call plan of every tool name written in the
 	// policy, made once so that judging a call of a listed tool matches no
@@ -114,7 +117,8 @@ func (p *Policy) looseDeny(tool string) string {
 // tools: decision and the ingress rules that apply, in policy order.
 type callPlan struct {
 	toolDecision
-	rules []*ingressRule
+	rules  []*ingressRule
+	limits []*ingressRule // the rate_limit rules that count its calls
 }
 
 // planCalls fills p.calls for the tool names written in tools: and in the
@@ -140,18 +144,18 @@ func (p *Policy) planCalls() {
 	for _, t := range p.tools {
 		add(t.pattern)
 	}
-	for _, r := range p.ingress {
+	for _, r := range append(p.ingress[:len(p.ingress):len(p.ingress)], p.limits...) {
 		for _, name := range r.tools {
 			add(name)
 		}
 	}
-	if len(p.tools) == 0 && len(p.ingress) == 0 {
+	if len(p.tools) == 0 && len(p.ingress) == 0 && len(p.limits) == 0 {
 		p.unlisted = p.newCallPlan("")
 	}
 }
 
 func (p *Policy) newCallPlan(tool string) *callPlan {
-	return &callPlan{toolDecision: p.tool(tool), rules: p.rulesFor("tools/call", tool)}
+	return &callPlan{toolDecision: p.tool(tool), rules: p.rulesFor("tools/call", tool), limits: p.limitsFor("tools/call", tool)}
 }
 
 // callPlanFor returns the plan for calls of tool: made in advance for a
@@ -211,7 +215,7 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 // WithMode returns a copy of p with its mode replaced (the --mode flag).
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
-		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, lock: p.lock, linted: p.linted, tools: p.tools, ingress: p.ingress, egress: p.egress,
+		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, lock: p.lock, linted: p.linted, tools: p.tools, ingress: p.ingress, egress: p.egress, limits: p.limits,
 		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, foldDenied: p.foldDenied, secrets: p.secrets, serverRequests: p.serverRequests}
 }
 

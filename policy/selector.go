@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"hash"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,6 +158,9 @@ type walker struct {
 	session   *Session // whose client roots path_scope also reads relative paths against
 	bases     []string // those roots, for this evaluation
 	extra     []string // roots the call itself carries (inputResponses)
+	// key, when set, gets every value the walk reaches instead of the
+	// rule's check: a rate_limit rule's key (limitKey).
+	key hash.Hash
 }
 
 // judgeSelector walks sel over the arguments with rule r and returns the
@@ -232,12 +236,20 @@ func (w *walker) sortedMembers(i int32, keep func(c int32) bool) []int32 {
 
 // emit reports the value at node i.
 func (w *walker) emit(i int32) {
+	if w.key != nil {
+		w.keyValue(i, "", false)
+		return
+	}
 	if w.rej == nil {
 		w.rej = w.judge(match{path: w.path, node: i})
 	}
 }
 
 func (w *walker) emitName(k string) {
+	if w.key != nil {
+		w.keyValue(0, k, true)
+		return
+	}
 	if w.rej == nil {
 		w.rej = w.judge(match{path: w.path, name: k, isName: true})
 	}

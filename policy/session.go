@@ -161,6 +161,9 @@ type Session struct {
 	tasks     map[string]string
 	taskOrder []string
 
+	// limits is the log of the rate_limit rules (checkLimits).
+	limits limitState
+
 	// listed is set once a tools/list result has been seen.
 	listed bool
 

@@ -27,6 +27,7 @@ type Rejection struct {
 	Field            string            `json:"field,omitempty"`
 	Rule             string            `json:"rule,omitempty"`
 	Retryable        bool              `json:"retryable"`
+	RetryAfter       int               `json:"retry_after_s,omitempty"` // a retryable refusal: whole seconds to wait
 	ValidationErrors []ValidationError `json:"validation_errors,omitempty"`
 
 	// Reason is the one-line reason without the field or the policy
@@ -48,7 +49,11 @@ func (r *Rejection) Headline() string {
 	if reason == "" {
 		reason = reasonOf(r.Error)
 	}
-	h := Summary + ": " + reason
+	summary := r.Summary
+	if summary == "" {
+		summary = Summary
+	}
+	h := summary + ": " + reason
 	if r.Field != "" {
 		h += " (field " + r.Field + ")"
 	}

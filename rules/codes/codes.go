@@ -19,6 +19,10 @@ const (
 	URL            = "INPUT_REJECTED_URL"
 	PathScope      = "INPUT_REJECTED_PATH_SCOPE"
 	Secret         = "INPUT_REJECTED_SECRET"
+	// RateLimited refuses a call that came too soon, not an unsafe one:
+	// its rejection is retryable and says how long to wait. The OP_
+	// prefix is the rejection contract's, for operational refusals.
+	RateLimited = "OP_RATE_LIMITED"
 )
 
 // Raised by the rest of the policy: tools entries, schemas, pins and
