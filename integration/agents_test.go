@@ -1,0 +1,370 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The real agents' CLIs, installed from npm in integration/node_modules,
+// run their MCP commands offline with HOME at a fixture. Each subtest
+// adds the real server-filesystem with the agent's own `mcp add`, wraps
+// it with the built mcpguard, has the agent read the wrapped file (and
+// connect, where its CLI does), and unwraps it byte for byte.
+
+// agentEnv is the environment of an agent run in home: no telemetry or
+// other traffic beyond loopback, no configuration from the test's own
+// environment.
+func agentEnv(home string) []string {
+	env := slices.DeleteFunc(cleanEnv(home), func(kv string) bool {
+		for _, k := range []string{"CLAUDE_CONFIG_DIR=", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "OPENAI_"} {
+			if strings.HasPrefix(kv, k) {
+				return true
+			}
+		}
+		return false
+	})
+	return append(env,
+		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_TELEMETRY_ENABLED=false",
+		"NO_COLOR=1")
+}
+
+// runAgent runs an agent's CLI (a name in node_modules/.bin) in dir and
+// returns its stdout and stderr together; a failure fails the test.
+func runAgent(t *testing.T, env []string, dir, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npmServer(t, name), args...)
+	cmd.Env, cmd.Dir = env, dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// agentFixture is a fixture home with the real server-filesystem's root
+// in it.
+type agentFixture struct {
+	home, root, fs string
+	env            []string
+}
+
+func newAgentFixture(t *testing.T) *agentFixture {
+	t.Helper()
+	requireGuard(t)
+	home, root := shippedHome(t)
+	return &agentFixture{home: home, root: root, fs: npmServer(t, "mcp-server-filesystem"), env: agentEnv(home)}
+}
+
+// wrap runs `mcpguard wrap --policy-dir` and returns the file before and
+// after it; the file must have changed.
+func (f *agentFixture) wrap(t *testing.T, config string) (before, after []byte) {
+	t.Helper()
+	before, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runMcpguard(t, f.env, "wrap", "--project", f.home, "--policy-dir", filepath.Join(f.home, ".config", "mcpguard"))
+	if code != 0 {
+		t.Fatalf("wrap: status %d\n%s%s", code, out, errOut)
+	}
+	if after, _ = os.ReadFile(config); bytes.Equal(after, before) {
+		t.Fatalf("wrap did not change %s:\n%s", config, out)
+	}
+	return before, after
+}
+
+// unwrap runs `mcpguard unwrap`: the file must be what it was before
+// wrap, but for what the agent itself wrote into it since (Claude Code
+// records a user ID on its first run): only wrap's edit is undone.
+func (f *agentFixture) unwrap(t *testing.T, config string, before, after []byte) {
+	t.Helper()
+	now, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// wrap's edit: what lies between the common prefix and suffix.
+	p := 0
+	for p < len(before) && p < len(after) && before[p] == after[p] {
+		p++
+	}
+	s := 0
+	for s < len(before)-p && s < len(after)-p && before[len(before)-1-s] == after[len(after)-1-s] {
+		s++
+	}
+	was, wrapped := before[p:len(before)-s], after[p:len(after)-s]
+	if bytes.Count(now, wrapped) != 1 {
+		t.Fatalf("the agent changed wrap's edit of %s:\n%s", config, now)
+	}
+	want := bytes.Replace(now, wrapped, was, 1)
+	if out, errOut, code := runMcpguard(t, f.env, "unwrap", "--project", f.home); code != 0 {
+		t.Fatalf("unwrap: status %d\n%s%s", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(config); !bytes.Equal(got, want) {
+		t.Errorf("unwrap did not restore %s:\n%s\nwant:\n%s", config, got, want)
+	}
+}
+
+// guardedArgs are the wrapped entry's args: the policy wrap wrote for
+// it, then the server as the agent added it.
+func (f *agentFixture) guardedArgs(client string) []string {
+	policy := filepath.Join(f.home, ".config", "mcpguard", client+"-fs.yaml")
+	return []string{"--policy", policy, "--", f.fs, f.root}
+}
+
+// isGuard reports whether command is the mcpguard binary under test.
+func isGuard(command string) bool {
+	real, _ := filepath.EvalSymlinks(mcpguardBin)
+	return command == mcpguardBin || command == real
+}
+
+// listsGuard reports whether an agent's listing has the line
+// prefix + the mcpguard binary under test + " " + rest.
+func listsGuard(listing, prefix, rest string) bool {
+	real, _ := filepath.EvalSymlinks(mcpguardBin)
+	return strings.Contains(listing, prefix+mcpguardBin+" "+rest) || strings.Contains(listing, prefix+real+" "+rest)
+}
+
+// TestRealAgents: Claude Code, Gemini CLI and Codex CLI each read the
+// config wrap wrote; Claude Code and Gemini CLI connect to the server
+// through mcpguard, and a call Claude Code makes is refused by it; unwrap
+// gives their files back byte for byte.
+func TestRealAgents(t *testing.T) {
+	t.Parallel()
+
+	t.Run("gemini", func(t *testing.T) {
+		t.Parallel()
+		f := newAgentFixture(t)
+		runAgent(t, f.env, f.home, "gemini", "mcp", "add", "-s", "user", "fs", f.fs, f.root)
+		config := filepath.Join(f.home, ".gemini", "settings.json")
+		before, after := f.wrap(t, config)
+		out := runAgent(t, f.env, f.home, "gemini", "mcp", "list")
+		want := strings.Join(f.guardedArgs("gemini"), " ") + " (stdio) - Connected"
+		if !listsGuard(out, "✓ fs: ", want) {
+			t.Errorf("gemini mcp list does not show the wrapped server connected (want %q):\n%s", want, out)
+		}
+		f.unwrap(t, config, before, after)
+	})
+
+	// Codex's `mcp list` does not connect; its JSON listing shows what its
+	// own parser read from the edited TOML.
+	t.Run("codex", func(t *testing.T) {
+		t.Parallel()
+		f := newAgentFixture(t)
+		runAgent(t, f.env, f.home, "codex", "mcp", "add", "fs", "--", f.fs, f.root)
+		config := filepath.Join(f.home, ".codex", "config.toml")
+		added, err := os.ReadFile(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A user's comments and settings around the entry stay as they are.
+		text := "# my Codex settings\nmodel = \"gpt-5\" # the usual\n\n" + string(added) + "startup_timeout_sec = 20 # slow disk\n"
+		if err := os.WriteFile(config, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		before, after := f.wrap(t, config)
+		if !bytes.HasPrefix(after, []byte("# my Codex settings\nmodel = \"gpt-5\" # the usual\n\n[mcp_servers.fs]\n")) ||
+			!bytes.HasSuffix(after, []byte("\nstartup_timeout_sec = 20 # slow disk\n")) {
+			t.Errorf("wrap changed more than the entry's command and args:\n%s", after)
+		}
+		var list []struct {
+			Name      string `json:"name"`
+			Enabled   bool   `json:"enabled"`
+			Transport struct {
+				Type    string   `json:"type"`
+				Command string   `json:"command"`
+				Args    []string `json:"args"`
+			} `json:"transport"`
+			StartupTimeout float64 `json:"startup_timeout_sec"`
+		}
+		out := runAgent(t, append(f.env, "RUST_LOG=off"), f.home, "codex", "mcp", "list", "--json")
+		if i := strings.Index(out, "\n["); i < 0 {
+			t.Fatalf("codex mcp list --json printed no list:\n%s", out)
+		} else if err := json.Unmarshal([]byte(out[i:]), &list); err != nil {
+			t.Fatalf("codex mcp list --json: %v\n%s", err, out)
+		}
+		if len(list) != 1 || list[0].Name != "fs" || !list[0].Enabled || list[0].Transport.Type != "stdio" ||
+			!isGuard(list[0].Transport.Command) || !slices.Equal(list[0].Transport.Args, f.guardedArgs("codex")) ||
+			list[0].StartupTimeout != 20 {
+			t.Errorf("codex reads the wrapped entry as %+v; want mcpguard %q, startup timeout 20", list, f.guardedArgs("codex"))
+		}
+		f.unwrap(t, config, before, after)
+	})
+
+	// Then `claude -p` against a stand-in of the model API on loopback:
+	// the "model" asks for a read outside the root and must get
+	// mcpguard's refusal back as the tool's error result.
+	t.Run("claude", func(t *testing.T) {
+		t.Parallel()
+		f := newAgentFixture(t)
+		runAgent(t, f.env, f.home, "claude", "mcp", "add", "-s", "user", "fs", "--", f.fs, f.root)
+		config := filepath.Join(f.home, ".claude.json")
+		before, after := f.wrap(t, config)
+		out := runAgent(t, f.env, f.home, "claude", "mcp", "list")
+		want := strings.Join(f.guardedArgs("claude-code"), " ") + " - ✔ Connected"
+		if !listsGuard(out, "fs: ", want) {
+			t.Errorf("claude mcp list does not show the wrapped server connected (want %q):\n%s", want, out)
+		}
+
+		model := newFakeModel(t, "mcp__fs__read_text_file", `{"path":"/etc/hostname"}`)
+		env := append(slices.Clone(f.env), "ANTHROPIC_BASE_URL="+model.URL, "ANTHROPIC_API_KEY=sk-ant-test-not-a-key", "MCP_CONNECTION_NONBLOCKING=0")
+		// MCP_CONNECTION_NONBLOCKING=0: the first request offers the
+		// MCP tools (by default they join once connected).
+		out = runAgent(t, env, f.home, "claude", "-p", "read /etc/hostname", "--allowedTools", "mcp__fs__read_text_file",
+			"--model", "claude-sonnet-4-5", "--output-format", "text")
+		result := model.toolResult(t)
+		if !result.IsError || !strings.Contains(result.Text, "INPUT_REJECTED_PATH_SCOPE") {
+			t.Errorf("the model got %+v; want an error result with mcpguard's INPUT_REJECTED_PATH_SCOPE\nclaude -p said:\n%s", result, out)
+		}
+		status, _, _ := runMcpguard(t, f.env, "status", "--project", f.home)
+		if !strings.Contains(status, "guarded") || !strings.Contains(status, "claude-code-fs.yaml  session  1 ") {
+			t.Errorf("status does not count the refusal for the entry:\n%s", status)
+		}
+		f.unwrap(t, config, before, after)
+	})
+}
+
+// fakeModel stands in for the Messages API: it answers a request that
+// offers the tool with one call of it, and a request that carries the
+// tool's result with a short text, recording that result.
+type fakeModel struct {
+	*httptest.Server
+	mu     sync.Mutex
+	result *toolResult
+}
+
+type toolResult struct {
+	IsError bool
+	Text    string
+}
+
+func newFakeModel(t *testing.T, tool, input string) *fakeModel {
+	m := &fakeModel{}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		var req struct {
+			Stream   bool `json:"stream"`
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		offered := slices.ContainsFunc(req.Tools, func(x struct {
+			Name string `json:"name"`
+		}) bool {
+			return x.Name == tool
+		})
+		if res := lastToolResult(req.Messages[len(req.Messages)-1].Content); res != nil {
+			m.mu.Lock()
+			m.result = res
+			m.mu.Unlock()
+			writeMessage(w, req.Stream, `{"type":"text","text":""}`, `{"type":"text_delta","text":"done"}`, "end_turn")
+			return
+		}
+		if offered {
+			writeMessage(w, req.Stream, `{"type":"tool_use","id":"toolu_01","name":`+quoteJSON(tool)+`,"input":{}}`,
+				`{"type":"input_json_delta","partial_json":`+quoteJSON(input)+`}`, "tool_use")
+			return
+		}
+		writeMessage(w, req.Stream, `{"type":"text","text":""}`, `{"type":"text_delta","text":"ok"}`, "end_turn")
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func (m *fakeModel) toolResult(t *testing.T) toolResult {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.result == nil {
+		t.Fatal("the model never got the tool's result")
+	}
+	return *m.result
+}
+
+// lastToolResult reads a user message's tool_result block, if it has one.
+func lastToolResult(content json.RawMessage) *toolResult {
+	var blocks []struct {
+		Type    string          `json:"type"`
+		IsError bool            `json:"is_error"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(content, &blocks) != nil {
+		return nil
+	}
+	for _, b := range blocks {
+		if b.Type != "tool_result" {
+			continue
+		}
+		res := &toolResult{IsError: b.IsError}
+		var text string
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(b.Content, &text) == nil {
+			res.Text = text
+		} else if json.Unmarshal(b.Content, &parts) == nil {
+			for _, p := range parts {
+				res.Text += p.Text
+			}
+		}
+		return res
+	}
+	return nil
+}
+
+// writeMessage answers with one content block, streamed as server-sent
+// events when the request asked for a stream.
+func writeMessage(w http.ResponseWriter, stream bool, start, delta, stop string) {
+	if !stream {
+		var block map[string]any
+		_ = json.Unmarshal([]byte(start), &block)
+		var d map[string]any
+		_ = json.Unmarshal([]byte(delta), &d)
+		if s, ok := d["text"].(string); ok {
+			block["text"] = s
+		}
+		if s, ok := d["partial_json"].(string); ok {
+			var in any
+			_ = json.Unmarshal([]byte(s), &in)
+			block["input"] = in
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 1, "output_tokens": 1}})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	event := func(name, data string) { fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data) }
+	event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`)
+	event("content_block_start", `{"type":"content_block_start","index":0,"content_block":`+start+`}`)
+	event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":`+delta+`}`)
+	event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"`+stop+`","stop_sequence":null},"usage":{"output_tokens":1}}`)
+	event("message_stop", `{"type":"message_stop"}`)
+}
