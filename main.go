@@ -303,10 +303,12 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 		fmt.Fprintf(c.stderr, "mcpguard: cannot open log %s: %v; decisions are not logged\n", ctx.String("log"), err)
 		w = io.Discard
 	}
+	log := eventlog.New(w, proxy.ServerName(pol, argv), eventlog.DefaultBudget)
+	defer log.Flush()
 	return proxy.Run(proxy.Config{
 		Argv:             argv,
 		Policy:           pol,
-		Log:              eventlog.New(w, proxy.ServerName(pol, argv)),
+		Log:              log,
 		MaxRequestBytes:  maxReq,
 		MaxResponseBytes: maxResp,
 		Grace:            durationValue(ctx, "grace"),

@@ -218,7 +218,7 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 	logR, logW := io.Pipe()
 	log := newReceiver(logR)
 	cfg := Config{
-		Argv: []string{"conformance-server"}, Policy: pol, Log: eventlog.New(logW, "conformance"),
+		Argv: []string{"conformance-server"}, Policy: pol, Log: eventlog.New(logW, "conformance", eventlog.Budget{}),
 		Stdin: agentInR, Stdout: agentOutW, Stderr: io.Discard,
 	}.withDefaults()
 

@@ -119,19 +119,34 @@ func (k *keepServing) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Logger writes decision events with the fields every line carries.
+// Logger writes decision events with the fields every line carries,
+// within a Budget.
 type Logger struct {
-	z zerolog.Logger
+	z   zerolog.Logger
+	lim *limiter // nil: no budget
 }
 
-// New returns a Logger for one downstream server. The server name comes
-// from the policy or the server's argv and is canonicalised like the rest.
-func New(w io.Writer, server string) *Logger {
-	return &Logger{z: zerolog.New(w).With().Timestamp().Str("server", Clean(server)).Int("pid", os.Getpid()).Logger()}
+// New returns a Logger for one downstream server, writing within b
+// (DefaultBudget for the relay; the zero Budget writes every line). The
+// server name comes from the policy or the server's argv and is
+// canonicalised like the rest.
+func New(w io.Writer, server string, b Budget) *Logger {
+	l := &Logger{z: zerolog.New(w).With().Timestamp().Str("server", Clean(server)).Int("pid", os.Getpid()).Logger()}
+	l.lim = newLimiter(b, &l.z)
+	return l
 }
 
 // Nop discards everything.
 func Nop() *Logger { return &Logger{z: zerolog.Nop()} }
+
+// Flush writes the summary lines of what the budget held back so far. The
+// relay calls it as it ends; until then they are written when their window
+// ends.
+func (l *Logger) Flush() {
+	if l.lim != nil {
+		l.lim.flush()
+	}
+}
 
 // Event is one decision. Log canonicalises every string in it (see Clean),
 // so a caller may pass what the agent or the server sent; Value is never
@@ -157,27 +172,36 @@ type Event struct {
 	Extra      func(e *zerolog.Event)
 }
 
-// Log writes one line. Fields that do not apply (empty strings) are
-// omitted rather than written as "", so a line says only what happened.
+// Log writes one line, unless the budget holds it back (see Budget).
+// Fields that do not apply (empty strings) are omitted rather than
+// written as "", so a line says only what happened.
 func (l *Logger) Log(ev Event) {
+	if l.z.GetLevel() > ev.Level {
+		return
+	}
+	k := kindKey{event: Kind(Clean(string(ev.Event))), direction: Clean(ev.Direction), method: Clean(ev.Method), tool: Clean(ev.Tool),
+		errorCode: Clean(ev.ErrorCode), rule: Clean(ev.Rule), action: Action(Clean(string(ev.Action)))}
+	if l.lim != nil && !l.lim.allow(k, ev.Level) {
+		return
+	}
 	e := l.z.WithLevel(ev.Level)
 	if e == nil {
 		return
 	}
 	str := func(name, v string) {
 		if v != "" {
-			e = e.Str(name, Clean(v))
+			e = e.Str(name, v)
 		}
 	}
-	str("event", string(ev.Event))
-	str("direction", ev.Direction)
-	str("method", ev.Method)
-	str("tool", ev.Tool)
-	str("id", ev.ID)
-	str("error_code", ev.ErrorCode)
-	str("field", ev.Field)
-	str("rule", ev.Rule)
-	str("action", string(ev.Action))
+	str("event", string(k.event))
+	str("direction", k.direction)
+	str("method", k.method)
+	str("tool", k.tool)
+	str("id", Clean(ev.ID))
+	str("error_code", k.errorCode)
+	str("field", Clean(ev.Field))
+	str("rule", k.rule)
+	str("action", string(k.action))
 	if ev.Value != nil {
 		sum := sha256.Sum256(ev.Value)
 		e = e.Int("value_len", len(ev.Value)).Str("value_sha256", hex.EncodeToString(sum[:8]))

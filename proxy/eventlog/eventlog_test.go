@@ -48,7 +48,7 @@ func writeLines(spec string) int {
 		return 1
 	}
 	defer closeLog()
-	l := New(w, "proc"+parts[1])
+	l := New(w, "proc"+parts[1], Budget{})
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
@@ -72,7 +72,7 @@ func writeLines(spec string) int {
 // is never written, only its length and a short hash.
 func TestLineShape(t *testing.T) {
 	var buf bytes.Buffer
-	l := New(&buf, "filesystem")
+	l := New(&buf, "filesystem", Budget{})
 	secret := "/home/me/.ssh/id_rsa"
 	l.Log(Event{Level: zerolog.WarnLevel, Event: EventRejected, Direction: Ingress, Method: "tools/call", Tool: "read_file",
 		ID: "7", ErrorCode: "INPUT_REJECTED_PATH_SCOPE", Field: "path", Rule: "ingress[2]", Action: ActionRejected,
@@ -166,7 +166,7 @@ func forbidden(s string) (rune, bool) {
 func TestLogCanonicalisesPeerStrings(t *testing.T) {
 	for _, h := range hostile {
 		var buf bytes.Buffer
-		New(&buf, "srv"+h).Log(Event{Level: zerolog.WarnLevel, Event: EventRejected, Direction: Ingress,
+		New(&buf, "srv"+h, Budget{}).Log(Event{Level: zerolog.WarnLevel, Event: EventRejected, Direction: Ingress,
 			Method: h, Tool: h, ID: h, ErrorCode: h, Field: h, Rule: h, Action: ActionRejected, Message: h})
 		var m map[string]any
 		if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
@@ -259,7 +259,7 @@ func TestUnwritableLogKeepsServing(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	l := New(w, "srv")
+	l := New(w, "srv", Budget{})
 	for range 3 {
 		l.Log(Event{Level: zerolog.WarnLevel, Event: EventRejected})
 	}

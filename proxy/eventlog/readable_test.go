@@ -13,7 +13,7 @@ import (
 // with a backtick), while peer text elsewhere is still canonicalised.
 func TestPolicyTextKeepsBackticks(t *testing.T) {
 	var buf bytes.Buffer
-	l := New(&buf, "srv")
+	l := New(&buf, "srv", Budget{})
 	msg := "rejected MCP input run: value matches the denied pattern [`;&]|\\$\\( (policy entry ingress[3])"
 	l.Log(Event{Level: zerolog.WarnLevel, Event: EventRejected, Message: msg, PolicyText: true})
 	l.Log(Event{Level: zerolog.WarnLevel, Event: EventMalformed, Message: "peer `rm -rf` \x1b[2J"})

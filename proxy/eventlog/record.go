@@ -36,6 +36,16 @@ type Record struct {
 	Duration      time.Duration
 	Canonicaliser string
 	BytesRemoved  int
+
+	// Suppressed is, on a budget's summary line (see Budget), how many
+	// lines of its kind it stands for; 0 on every other line.
+	Suppressed int
+}
+
+// Weight is how many events r counts for: Suppressed on a summary line,
+// else 1.
+func (r *Record) Weight() int {
+	return max(r.Suppressed, 1)
 }
 
 // IsRejection reports whether r is a request refused at ingress: a policy
@@ -166,6 +176,8 @@ func (d *Decoder) member(s *scanner, key []byte, r *Record, haveTime *bool) bool
 		return d.intern(s, &r.Rule)
 	case "action":
 		return d.intern(s, (*string)(&r.Action))
+	case "suppressed":
+		return s.int(&r.Suppressed)
 	}
 	if d.Summary {
 		return s.skip(0)

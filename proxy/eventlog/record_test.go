@@ -14,7 +14,7 @@ import (
 // TestDecodeReadsWhatLogWrites: every field Log writes comes back.
 func TestDecodeReadsWhatLogWrites(t *testing.T) {
 	var buf bytes.Buffer
-	l := New(&buf, "git")
+	l := New(&buf, "git", Budget{})
 	l.Log(Event{Level: zerolog.WarnLevel, Event: EventRejected, Direction: Ingress, Method: "tools/call", Tool: "git_log",
 		ID: `"abc"`, ErrorCode: "INPUT_REJECTED_DANGEROUS_FLAG", Field: "args[0]", Rule: "ingress[1]", Action: ActionRejected,
 		Message: "say \"no\" to --output\\", Value: []byte("--output=/tmp/x")})

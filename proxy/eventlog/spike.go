@@ -72,13 +72,17 @@ func NewSpikeDetector(rule SpikeRule) *SpikeDetector {
 	return &SpikeDetector{rule: rule, servers: make(map[string]*spikeWindow)}
 }
 
+// spikeHit is one line's rejections: n is more than 1 for a budget's
+// summary line (see Record.Weight).
 type spikeHit struct {
 	t          time.Time
 	code, tool string
+	n          int
 }
 
 type spikeWindow struct {
 	hits     []spikeHit // oldest first
+	count    int        // the hits' n added up
 	latest   time.Time
 	alerting bool
 	codes    map[string]int
@@ -104,8 +108,8 @@ func (d *SpikeDetector) Observe(r *Record) (Alert, bool) {
 	if !r.Time.After(start) {
 		return Alert{}, false // older than the window: lines from several processes arrive slightly out of order
 	}
-	w.insert(spikeHit{t: r.Time, code: r.Code(), tool: r.Tool})
-	if len(w.hits) < d.rule.N {
+	w.insert(spikeHit{t: r.Time, code: r.Code(), tool: r.Tool, n: r.Weight()})
+	if w.count < d.rule.N {
 		w.alerting = false
 		return Alert{}, false
 	}
@@ -113,7 +117,7 @@ func (d *SpikeDetector) Observe(r *Record) (Alert, bool) {
 		return Alert{}, false
 	}
 	w.alerting = true
-	return Alert{Time: r.Time, Server: r.Server, Rule: d.rule, Count: len(w.hits),
+	return Alert{Time: r.Time, Server: r.Server, Rule: d.rule, Count: w.count,
 		Codes: top(w.codes, topN), Tools: top(w.tools, topN)}, true
 }
 
@@ -121,8 +125,9 @@ func (w *spikeWindow) evict(start time.Time) {
 	i := 0
 	for i < len(w.hits) && !w.hits[i].t.After(start) {
 		h := w.hits[i]
-		decr(w.codes, h.code)
-		decr(w.tools, h.tool)
+		decr(w.codes, h.code, h.n)
+		decr(w.tools, h.tool, h.n)
+		w.count -= h.n
 		i++
 	}
 	if i > 0 {
@@ -140,15 +145,16 @@ func (w *spikeWindow) insert(h spikeHit) {
 	w.hits = append(w.hits, spikeHit{})
 	copy(w.hits[i+1:], w.hits[i:])
 	w.hits[i] = h
-	w.codes[h.code]++
-	w.tools[h.tool]++
+	w.codes[h.code] += h.n
+	w.tools[h.tool] += h.n
+	w.count += h.n
 }
 
-func decr(m map[string]int, k string) {
-	if m[k] <= 1 {
+func decr(m map[string]int, k string, n int) {
+	if m[k] <= n {
 		delete(m, k)
 	} else {
-		m[k]--
+		m[k] -= n
 	}
 }
 

@@ -77,27 +77,29 @@ func (s *Stats) Line(line []byte) {
 	s.Add(&s.rec)
 }
 
-// Add counts one record.
+// Add counts one record (a budget's summary line as the lines it stands
+// for).
 func (s *Stats) Add(r *Record) {
 	if r.Time.Before(s.Since) {
 		return
 	}
-	s.Events++
+	n := r.Weight()
+	s.Events += n
 	if s.First.IsZero() || r.Time.Before(s.First) {
 		s.First = r.Time
 	}
 	if r.Time.After(s.Last) {
 		s.Last = r.Time
 	}
-	s.ByEvent[string(r.Event)]++
+	s.ByEvent[string(r.Event)] += n
 	if !r.IsRejection() {
 		return
 	}
-	s.Rejections++
-	s.By[ByServer][r.Server]++
-	s.By[ByTool][r.Tool]++
-	s.By[ByCode][r.Code()]++
-	s.perMinute[floorDiv(r.Time.Unix(), 60)]++
+	s.Rejections += n
+	s.By[ByServer][r.Server] += n
+	s.By[ByTool][r.Tool] += n
+	s.By[ByCode][r.Code()] += n
+	s.perMinute[floorDiv(r.Time.Unix(), 60)] += n
 }
 
 func floorDiv(a, b int64) int64 {

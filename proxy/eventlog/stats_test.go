@@ -257,7 +257,7 @@ func writeBenchLog() (string, error) {
 		defer func() { zerolog.TimestampFunc = saved }()
 		var loggers []*Logger
 		for i := range 8 {
-			loggers = append(loggers, New(w, "server-"+strconv.Itoa(i)))
+			loggers = append(loggers, New(w, "server-"+strconv.Itoa(i), Budget{}))
 		}
 		codes := []string{"INPUT_REJECTED_PATH_SCOPE", "INPUT_REJECTED_DANGEROUS_FLAG", "INPUT_REJECTED_SHELL_METACHAR", "INPUT_REJECTED_SCHEMA"}
 		tools := []string{"read_file", "write_file", "run_tests", "git_log", "fetch", "search_files"}

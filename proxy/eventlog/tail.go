@@ -175,6 +175,10 @@ func (t *Tail) Format(b []byte, r *Record) []byte {
 			b = strconv.AppendInt(b, int64(r.BytesRemoved), 10)
 		}
 	}
+	if r.Suppressed > 0 {
+		b = append(b, " suppressed="...)
+		b = strconv.AppendInt(b, int64(r.Suppressed), 10)
+	}
 	if r.ValueLen >= 0 {
 		b = append(b, " value_len="...)
 		b = strconv.AppendInt(b, int64(r.ValueLen), 10)
