@@ -21,7 +21,6 @@ package pins
 import (
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/mcpguard/mcpguard/rules/canon"
 	"github.com/mcpguard/mcpguard/rules/codes"
@@ -76,7 +75,7 @@ type status struct {
 }
 
 // Session is the pin state of one MCP session. Safe for concurrent use;
-// Check, on the tools/call path, is one atomic load and one map lookup.
+// Check, on the tools/call path, is one lock-free map lookup.
 type Session struct {
 	opt Options
 
@@ -90,7 +89,10 @@ type Session struct {
 	instrSet bool            // instr is decided (lock, or first sight)
 	info     *Definition
 
-	state atomic.Pointer[[numKinds]map[string]status]
+	// state holds each item's status (key to status), read without mu
+	// and written under it; counts is its size per kind (under mu).
+	state  [numKinds]sync.Map
+	counts [numKinds]int
 	// withheld maps the canon.Loose name of every withheld item to its
 	// block, for calls that name it in another spelling; pinnedLoose maps
 	// the canon.Loose name of every pinned item to its key (both under mu).
@@ -108,16 +110,13 @@ func NewSession(opt Options) *Session {
 		s.pinned[k] = map[string]Definition{}
 		s.digests[k] = map[string]string{}
 	}
-	var st [numKinds]map[string]status
-	for k := range numKinds {
-		st[k] = map[string]status{}
-	}
 	if l := opt.Lock; l != nil {
 		for k := range numKinds {
 			for key, d := range l.Items[k] {
 				s.pinned[k][key] = d
 				s.digests[k][key] = d.Digest()
-				st[k][key] = status{}
+				s.state[k].Store(key, status{})
+				s.counts[k]++
 			}
 		}
 		if l.HasInstructions {
@@ -127,7 +126,6 @@ func NewSession(opt Options) *Session {
 		s.instrSet = true
 		s.info = l.ServerInfo
 	}
-	s.state.Store(&st)
 	for k := range numKinds {
 		s.withheld[k] = map[string]*Block{}
 		s.pinnedLoose[k] = map[string]string{}
@@ -143,16 +141,15 @@ func NewSession(opt Options) *Session {
 // a tool or prompt of that name. A resource the lock does not list may
 // still come from a template, so only withheld resources are refused.
 func (s *Session) Check(kind Kind, key string) *Block {
-	st, ok := s.state.Load()[kind][key]
-	if ok {
-		return st.block
+	if st, ok := s.state[kind].Load(key); ok {
+		return st.(status).block
 	}
 	// Items are pinned under their canonical key: a call that spells a
 	// withheld name with what text removes (wi\u202epe) must find it.
 	if !printableASCII(key) {
 		if c := canon.Text(key); c != key {
-			if st, ok := s.state.Load()[kind][c]; ok {
-				return st.block
+			if st, ok := s.state[kind].Load(c); ok {
+				return st.(status).block
 			}
 		}
 	}
@@ -305,28 +302,24 @@ func (s *Session) decide(kind Kind, key string, block *Block, fields []string, f
 func (s *Session) setStatus(kind Kind, key string, block *Block) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur := s.state.Load()
-	if old, ok := cur[kind][key]; ok && sameBlock(old.block, block) {
+	old, ok := s.state[kind].Load(key)
+	if ok && sameBlock(old.(status).block, block) {
 		return
 	}
-	if _, ok := cur[kind][key]; !ok && len(cur[kind]) >= 2*maxItems {
+	if !ok && s.counts[kind] >= 2*maxItems {
 		return // unknown keys are refused or allowed by Check's default
 	}
-	next := *cur
-	m := make(map[string]status, len(cur[kind])+1)
-	for k, v := range cur[kind] {
-		m[k] = v
+	s.state[kind].Store(key, status{block: block})
+	if !ok {
+		s.counts[kind]++
 	}
-	m[key] = status{block: block}
-	next[kind] = m
-	s.state.Store(&next)
-	s.noteWithheld(kind, key, block, m)
+	s.noteWithheld(kind, key, block)
 }
 
 // noteWithheld updates the loose names of the withheld items after key's
-// status changed to block (m: the kind's statuses, key's included); s.mu
-// is held. Each loose name is computed once per change, not once per item.
-func (s *Session) noteWithheld(kind Kind, key string, block *Block, m map[string]status) {
+// status changed to block; s.mu is held. Each loose name is computed once
+// per change, not once per item.
+func (s *Session) noteWithheld(kind Kind, key string, block *Block) {
 	w := s.withheld[kind]
 	loose := canon.Loose(key)
 	if block != nil {
@@ -337,12 +330,14 @@ func (s *Session) noteWithheld(kind Kind, key string, block *Block, m map[string
 		return
 	}
 	delete(w, loose)
-	for k, st := range m { // another withheld item may read the same (rare)
-		if st.block != nil && canon.Loose(k) == loose {
-			w[loose] = st.block
-			return
+	// Another withheld item may read the same (rare).
+	s.state[kind].Range(func(k, st any) bool {
+		if b := st.(status).block; b != nil && canon.Loose(k.(string)) == loose {
+			w[loose] = b
+			return false
 		}
-	}
+		return true
+	})
 }
 
 func sameBlock(a, b *Block) bool {
