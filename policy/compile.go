@@ -137,6 +137,7 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 		DenyUnknown:   f.UnknownTools == "deny",
 		RejectAsError: f.RejectAs == "error",
 		linted:        pins.NewLintCache(),
+		schemas:       newSchemaCache(),
 	}
 	if f.Mode != "" {
 		p.Mode = Mode(f.Mode)

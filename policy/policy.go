@@ -45,6 +45,9 @@ type Policy struct {
 	lock *pins.Lock // read from Pins by LoadFile; nil: pin on first sight
 	// linted is shared by the pin state of every session (and copy) of p.
 	linted *pins.LintCache
+	// schemas holds the server schemas every session (and copy) of p
+	// compiled.
+	schemas *schemaCache
 
 	tools   []*toolEntry
 	ingress []*ingressRule
@@ -182,7 +185,7 @@ func Baseline() *Policy {
 	if err != nil {
 		panic("baseline server_requests: " + err.Error()) // no hosts: cannot fail
 	}
-	p := &Policy{Source: "baseline", Mode: Enforce, secrets: defaultSecrets(), serverRequests: sr, linted: pins.NewLintCache()}
+	p := &Policy{Source: "baseline", Mode: Enforce, secrets: defaultSecrets(), serverRequests: sr, linted: pins.NewLintCache(), schemas: newSchemaCache()}
 	if err := p.learnSecrets(os.Environ(), os.LookupEnv); err != nil {
 		panic("baseline secrets: " + err.Error()) // no files, no rules allowed: cannot fail
 	}
@@ -215,7 +218,7 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 // WithMode returns a copy of p with its mode replaced (the --mode flag).
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
-		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, lock: p.lock, linted: p.linted, tools: p.tools, ingress: p.ingress, egress: p.egress, limits: p.limits,
+		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, lock: p.lock, linted: p.linted, schemas: p.schemas, tools: p.tools, ingress: p.ingress, egress: p.egress, limits: p.limits,
 		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, foldDenied: p.foldDenied, secrets: p.secrets, serverRequests: p.serverRequests}
 }
 

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"crypto/sha256"
 	"errors"
 	"sort"
 	"strings"
@@ -39,6 +40,56 @@ func compileArgSchema(raw []byte) (*argSchema, error) {
 		return nil, errors.New("unresolvable $ref " + strings.Join(refs, ", "))
 	}
 	return &argSchema{s: s, fast: compileFastSchema(raw)}, nil
+}
+
+// schemaCache remembers compiled input schemas by the SHA-256 of their
+// exact bytes, for every session of one policy: a server that announces
+// the same tools to each session (and `eval`, which starts a session per
+// message) has each schema compiled once. Equal bytes compile to equal
+// schemas, each still by a compiler of its own, and an argSchema locks its
+// own validation, so sessions and tools may share one. It holds schemas
+// whose texts total at most maxCachedSchemaBytes (bounded memory against a
+// server that invents new schemas); past that, schemas are compiled
+// uncached. A schema that does not compile is remembered too. Safe for
+// concurrent use; a nil cache compiles every schema.
+type schemaCache struct {
+	mu    sync.Mutex
+	m     map[[sha256.Size]byte]compiledSchema
+	bytes int
+}
+
+type compiledSchema struct {
+	s   *argSchema
+	err error
+}
+
+const maxCachedSchemaBytes = 1 << 20
+
+func newSchemaCache() *schemaCache {
+	return &schemaCache{m: map[[sha256.Size]byte]compiledSchema{}}
+}
+
+// compile is compileArgSchema(raw), from the cache when raw was compiled
+// before.
+func (c *schemaCache) compile(raw []byte) (*argSchema, error) {
+	if c == nil {
+		return compileArgSchema(raw)
+	}
+	key := sha256.Sum256(raw)
+	c.mu.Lock()
+	got, done := c.m[key]
+	c.mu.Unlock()
+	if done {
+		return got.s, got.err
+	}
+	got.s, got.err = compileArgSchema(raw)
+	c.mu.Lock()
+	if _, dup := c.m[key]; !dup && c.bytes+len(raw) <= maxCachedSchemaBytes {
+		c.m[key] = got
+		c.bytes += len(raw)
+	}
+	c.mu.Unlock()
+	return got.s, got.err
 }
 
 // validate checks a call's arguments. Failures carry the keyword, the

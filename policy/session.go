@@ -308,7 +308,7 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 		}
 		kept = append(kept, v)
 		if capture && t.Name != "" && t.InputSchema != nil {
-			sch, err := compileArgSchema(t.InputSchema)
+			sch, err := s.p.schemas.compile(t.InputSchema)
 			if err != nil || seen[t.Name] {
 				// Known but unenforceable: calls fail closed. A tool
 				// announced twice is ambiguous (clients differ on which
