@@ -422,7 +422,7 @@ func (c *command) eval(ctx *cli.Context) (int, error) {
 	}
 	// A verdict only logged in audit mode still fails: a script checking
 	// a policy must not pass because the policy is in audit.
-	if ev.Verdict == policy.Rejected || ev.Verdict == policy.Audited {
+	if ev.Verdict == policy.Rejected || ev.Verdict == policy.Audited || ev.Verdict == policy.Asked {
 		return 1, nil
 	}
 	return 0, nil

@@ -37,7 +37,7 @@ type policyCase struct {
 	Arguments any    `yaml:"arguments"`
 	URI       string `yaml:"uri"`     // resources/read
 	Message   string `yaml:"message"` // a raw line instead of the above
-	Want      string `yaml:"want"`    // "allow" or the error_code
+	Want      string `yaml:"want"`    // "allow", "ask" (held for the user) or the error_code
 	Field     string `yaml:"field"`   // optional: the field the rejection names
 	Rule      string `yaml:"rule"`    // optional: the rule the rejection names
 	// Repeat, when over 1, judges the message that many times in one
@@ -157,8 +157,11 @@ func TestPolicyCases(t *testing.T) {
 				}
 				ev := s.evaluate(line, notes)
 				got := ev.ErrorCode
-				if ev.Verdict == Allowed {
+				switch ev.Verdict {
+				case Allowed:
 					got = "allow"
+				case Asked:
+					got = "ask"
 				}
 				label := c.Note
 				if label == "" {

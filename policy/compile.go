@@ -30,6 +30,7 @@ type fileV1 struct {
 	Lint         string                    `json:"lint"`
 	LintAllow    map[string][]string       `json:"lint_allow"`
 	ServerReqs   *serverRequestsV1         `json:"server_requests"`
+	Approval     *approvalV1               `json:"approval"`
 }
 
 type toolV1 struct {
@@ -47,6 +48,7 @@ type ingressV1 struct {
 	Fields      []string `json:"fields"`
 	Check       string   `json:"check"`
 	Remediation string   `json:"remediation"`
+	Action      string   `json:"action"` // deny (default) or ask
 }
 
 type egressV1 struct {
@@ -62,6 +64,7 @@ const (
 	actionNone  action = iota // settings only
 	actionAllow               // listed
 	actionDeny                // refused and hidden
+	actionAsk                 // listed; each call waits for the user's approval
 )
 
 // toolEntry is one entry under tools:.
@@ -100,6 +103,7 @@ type ingressRule struct {
 	// window there (limitIDs).
 	limit   *ratelimit.Limit
 	limitID string
+	ask     bool // a failure asks the user instead of refusing (action: ask)
 	// rawClean, when set, says from the raw arguments that the check can
 	// find nothing in any of their strings (the secrets rule's fast path).
 	rawClean func(raw []byte) bool
@@ -157,6 +161,8 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 			e.action = actionAllow
 		case `"deny"`:
 			e.action = actionDeny
+		case `"ask"`:
+			e.action = actionAsk
 		default:
 			var t toolV1
 			if err := unmarshalStrict(raw, &t); err != nil {
@@ -168,6 +174,8 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 				e.action = actionAllow
 			case "deny":
 				e.action = actionDeny
+			case "ask":
+				e.action = actionAsk
 			default:
 				if !e.glob {
 					e.action = actionAllow // an exact name with settings is listed
@@ -232,6 +240,9 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 	if p.serverRequests, err = compileServerRequests(f.ServerReqs); err != nil {
 		return p, append(errs, at("/server_requests/url_hosts", "server_requests.url_hosts: "+err.Error()))
 	}
+	if p.AskTimeout, err = compileApproval(f.Approval); err != nil {
+		return p, append(errs, at("/approval/timeout", "approval.timeout: "+err.Error()))
+	}
 	return p, errs
 }
 
@@ -252,12 +263,15 @@ func compileIngress(raw jsontext.Value, lookup func(string) (string, bool)) (*in
 	if err := unmarshalLoose(raw, &r); err != nil {
 		return nil, err
 	}
-	rule := &ingressRule{tools: r.Tools, methods: r.Methods, checkName: r.Check, remediation: r.Remediation}
+	rule := &ingressRule{tools: r.Tools, methods: r.Methods, checkName: r.Check, remediation: r.Remediation, ask: r.Action == "ask"}
 	if len(rule.tools) == 0 {
 		rule.tools = []string{"*"}
 	}
 	if len(rule.methods) == 0 {
 		rule.methods = []string{"tools/call"}
+	}
+	if rule.ask && (len(rule.methods) != 1 || rule.methods[0] != "tools/call") {
+		return nil, fmt.Errorf("action: ask applies to tools/call only (only a tool call can be held for the user)")
 	}
 	for _, g := range rule.tools {
 		if err := validGlob(g); err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/mcpguard/mcpguard/policy/approval"
 	"github.com/mcpguard/mcpguard/policy/message"
 )
 
@@ -16,6 +17,7 @@ const (
 	Allowed  Outcome = "allowed"  // forwarded to the server
 	Rejected Outcome = "rejected" // answered by mcpguard, never forwarded
 	Audited  Outcome = "audited"  // would be rejected; forwarded because the mode is audit
+	Asked    Outcome = "ask"      // held for the user's approval (action: ask); forwarded only if they allow it
 )
 
 // Evaluation is the verdict one message would get, and why: what
@@ -72,6 +74,12 @@ func (s *Session) evaluate(line []byte, notes []string) Evaluation {
 	}
 	ev := Evaluation{Verdict: Allowed, Method: m.Method, Tool: clean(m.Name), Notes: notes}
 	v := s.Ingress(m)
+	if v.Ask != nil && (v.Rejection == nil || v.Audit) {
+		ev.Verdict, ev.Rule = Asked, v.Ask.Rules()
+		ev.Error = "the user is asked to approve this call (" + v.Ask.Rules() + "); without an answer within " + v.Ask.Timeout.String() + " it is denied"
+		ev.Notes = append(ev.Notes, "prompt the user would see:\n"+approval.Message(v.Ask.Question))
+		return ev
+	}
 	if v.Rejection == nil {
 		return ev
 	}

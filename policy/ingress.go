@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/mcpguard/mcpguard/policy/approval"
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/rules"
@@ -52,11 +53,12 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 			return v
 		}
 	}
+	var asks []approval.Reason
 	switch {
 	case rej != nil:
 	case m.Method == "tools/call":
 		if rej = s.checkPin(pins.Tool, m.Name); rej == nil {
-			rej = s.checkToolCall(m, extra)
+			rej, asks = s.checkToolCall(m, extra)
 		}
 	case m.Method == "prompts/get":
 		if rej = s.checkPin(pins.Prompt, m.Name); rej == nil {
@@ -79,20 +81,38 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 		// reaches the server, and does not use up its allowance.
 		rej = s.checkLimits(s.p.countedBy(m), m, s.p.Mode == Audit)
 	}
-	if rej == nil {
+	if rej == nil && asks == nil {
 		return Verdict{}
 	}
-	v := Verdict{Rejection: rej, Audit: s.p.Mode == Audit || s.auditOnly(m, rej)}
+	v := Verdict{}
+	if rej != nil {
+		v.Rejection, v.Audit = rej, s.p.Mode == Audit || s.auditOnly(m, rej)
+	}
 	if m.Method != "tools/call" || s.p.RejectAsError {
 		v.AsError, v.Code = true, jsonrpc2.CodeInvalidParams
-		if rej.ErrorCode == codes.RateLimited {
+		if rej != nil && rej.ErrorCode == codes.RateLimited {
 			v.Code = CodeRateLimited
 		}
+	}
+	if asks != nil && (rej == nil || v.Audit) {
+		// Forwarded by everything that refuses: it waits for the user
+		// (see ask.go), or, in audit mode, is logged as it would be
+		// asked and forwarded.
+		a := s.newAsk(m.Name, m.Arguments, asks)
+		if s.p.Mode == Audit {
+			if rej == nil {
+				v.Rejection, v.Audit = a.auditRejection(), true
+			}
+			return v
+		}
+		v.Ask = a
 	}
 	return v
 }
 
-func (s *Session) checkToolCall(m *message.Message, extra []string) *message.Rejection {
+// checkToolCall judges a tools/call: the rejection, else the entries that
+// ask the user about it (nil when none does).
+func (s *Session) checkToolCall(m *message.Message, extra []string) (*message.Rejection, []approval.Reason) {
 	tool := m.Name
 	plan := s.p.callPlanFor(tool)
 	if visible := canon.Visible(tool); visible != tool {
@@ -119,7 +139,16 @@ func (s *Session) checkToolCall(m *message.Message, extra []string) *message.Rej
 			Remediation: "Use one of the tools the policy allows (see tools/list).",
 			Tool:        clean(tool),
 			Rule:        d.rule,
-		}
+		}, nil
+	}
+	var asks []approval.Reason
+	ask := d.ask
+	if ask == "" {
+		// Another spelling of a tool the policy asks about, as for deny.
+		ask = s.p.looseAsked.match(tool)
+	}
+	if ask != "" {
+		asks = []approval.Reason{{Rule: ask, Reason: "every call of this tool needs your approval"}}
 	}
 	rs := plan.rules
 	if n := len(rs); n > 0 && rs[n-1].rawClean != nil && rs[n-1].rawClean(m.Arguments) {
@@ -131,18 +160,18 @@ func (s *Session) checkToolCall(m *message.Message, extra []string) *message.Rej
 	}
 	needsArgs := len(d.schemas) > 0 || d.serverSchema || len(rs) > 0
 	if !needsArgs {
-		return nil
+		return nil, asks
 	}
 	w := walkers.Get().(*walker)
 	w.session, w.extra = s, extra
 	defer w.release()
 	if rej := w.parseArgs(m.Arguments, tool); rej != nil {
-		return rej
+		return rej, nil
 	}
 	validated := false
 	for _, sch := range d.schemas {
 		if errs := sch.validate(&w.tree); errs != nil {
-			return schemaRejection(tool, d.schemaRule, "the policy's schema", errs, false)
+			return schemaRejection(tool, d.schemaRule, "the policy's schema", errs, false), nil
 		}
 		validated = true
 	}
@@ -152,7 +181,7 @@ func (s *Session) checkToolCall(m *message.Message, extra []string) *message.Rej
 		case !known && s.offline:
 			sch = nil
 		case !known:
-			return s.unknownSchema(tool)
+			return s.unknownSchema(tool), nil
 		case sch == nil:
 			return &message.Rejection{
 				ErrorCode:   codes.Schema,
@@ -160,16 +189,19 @@ func (s *Session) checkToolCall(m *message.Message, extra []string) *message.Rej
 				Reason:      "the server's input schema for tool " + clean(tool) + " cannot be enforced",
 				Remediation: "Fix the server's inputSchema, or set server_schema: off for this tool.",
 				Tool:        clean(tool), Rule: "server_schema",
-			}
+			}, nil
 		}
 		if sch != nil {
 			if errs := sch.validate(&w.tree); errs != nil {
-				return schemaRejection(tool, "server_schema", "the server's inputSchema", errs, false)
+				return schemaRejection(tool, "server_schema", "the server's inputSchema", errs, false), nil
 			}
 			validated = true
 		}
 	}
-	return w.checkArgs(rs, tool, validated)
+	if rej := w.checkArgs(rs, tool, validated); rej != nil {
+		return rej, nil
+	}
+	return nil, append(asks, w.asks...)
 }
 
 // unknownSchema is the rejection of a call whose tool's inputSchema is not
@@ -299,7 +331,14 @@ func (w *walker) checkArgs(rs []*ingressRule, name string, validated bool) *mess
 			if rej := w.judgeSelector(r, sel, false); rej != nil {
 				// Walk again in member-name order so the reported failure
 				// does not depend on the order the agent wrote.
-				return w.judgeSelector(r, sel, true)
+				rej = w.judgeSelector(r, sel, true)
+				if !r.ask {
+					return rej
+				}
+				// An ask rule: the user decides, once every refusing
+				// rule has passed; its other fields add nothing.
+				w.asks = append(w.asks, approval.Reason{Rule: r.rule, Field: rej.Field, Reason: rej.Reason})
+				break
 			}
 		}
 	}

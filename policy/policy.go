@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json"
 
@@ -41,6 +42,9 @@ type Policy struct {
 	// LintAllow lists, by item key (name or URI), the lint rules that are
 	// no finding for that item (lint_allow:).
 	LintAllow map[string][]string
+	// AskTimeout is how long a call held for the user's approval waits
+	// for an answer before it is denied (approval: {timeout:}).
+	AskTimeout time.Duration
 
 	lock *pins.Lock // read from Pins by LoadFile; nil: pin on first sight
 	// linted is shared by the pin state of every session (and copy) of p.
@@ -65,17 +69,11 @@ type Policy struct {
 	// unlisted is the plan of every tool not in calls, when that plan
 	// cannot depend on the name: no tool entries and no ingress rules.
 	unlisted *callPlan
-	// looseDenied maps the canon.Loose name of every tool the tools:
-	// section denies by exact name to its entry: a server that matches
-	// names loosely runs send_email for a call of SEND_EMAIL.
-	looseDenied map[string]string
-	// foldDenied are the globs the tools: section denies, case folded, to
-	// match canon.Fold of a name (GIT_PUSH for git_*: deny).
-	foldDenied []foldGlob
-	// looseSeen caches looseDeny by name (names come from the agent: at
-	// most maxCachedRuleSets of them).
-	looseSeen  sync.Map
-	looseCount atomic.Int64
+	// looseDenied and looseAsked are the tools the tools: section denies
+	// and asks about, under every spelling a loose server resolves to
+	// them (see looseNames).
+	looseDenied *looseNames
+	looseAsked  *looseNames
 
 	ruleSets     sync.Map // method+"\x00"+name → []*ingressRule (see rulesFor)
 	ruleSetCount atomic.Int64
@@ -87,34 +85,70 @@ type Policy struct {
 	serverRequests *serverRequestsPolicy
 }
 
-// foldGlob is a denying glob entry, case folded, and its entry.
+// foldGlob is a glob entry, case folded, and its entry.
 type foldGlob struct{ pattern, rule string }
 
-// looseDeny returns the entry that denies a spelling of tool a loose
-// server may resolve: an exact deny entry under canon.Loose, a deny glob
-// under canon.Fold; "" when none does.
-func (p *Policy) looseDeny(tool string) string {
-	if len(p.looseDenied) == 0 && len(p.foldDenied) == 0 {
+// looseNames are the tools one action of the tools: section names, as a
+// server that matches names loosely resolves them: send_email runs for a
+// call of SEND_EMAIL, so an entry that denies or asks about a tool must
+// catch every spelling of it.
+type looseNames struct {
+	// exact maps the canon.Loose name of every entry with an exact name
+	// to the entry.
+	exact map[string]string
+	// fold are the glob entries, case folded, to match canon.Fold of a
+	// name (GIT_PUSH for git_*).
+	fold []foldGlob
+	// seen caches match by name (names come from the agent: at most
+	// maxCachedRuleSets of them).
+	seen  sync.Map
+	count atomic.Int64
+}
+
+// newLooseNames gathers the tools: entries with action a.
+func newLooseNames(tools []*toolEntry, a action) *looseNames {
+	l := &looseNames{exact: map[string]string{}}
+	for _, t := range tools {
+		switch {
+		case t.action != a:
+		case t.glob:
+			l.fold = append(l.fold, foldGlob{pattern: canon.Fold(t.pattern), rule: t.rule})
+		default:
+			l.exact[canon.Loose(t.pattern)] = t.rule
+		}
+	}
+	return l
+}
+
+// match returns the entry that names a spelling of tool a loose server
+// may resolve: an exact entry under canon.Loose, a glob under canon.Fold;
+// "" when none does.
+func (l *looseNames) match(tool string) string {
+	if l == nil || len(l.exact) == 0 && len(l.fold) == 0 {
 		return ""
 	}
-	if v, ok := p.looseSeen.Load(tool); ok {
+	if v, ok := l.seen.Load(tool); ok {
 		return v.(string)
 	}
-	rule, ok := p.looseDenied[canon.Loose(tool)]
+	rule, ok := l.exact[canon.Loose(tool)]
 	if !ok {
 		folded := canon.Fold(tool)
-		for _, g := range p.foldDenied {
+		for _, g := range l.fold {
 			if m, _ := path.Match(g.pattern, folded); m {
 				rule = g.rule
 				break
 			}
 		}
 	}
-	if p.looseCount.Add(1) <= maxCachedRuleSets {
-		p.looseSeen.Store(tool, rule)
+	if l.count.Add(1) <= maxCachedRuleSets {
+		l.seen.Store(tool, rule)
 	}
 	return rule
 }
+
+// looseDeny returns the entry that denies a spelling of tool a loose
+// server may resolve, "" when none does.
+func (p *Policy) looseDeny(tool string) string { return p.looseDenied.match(tool) }
 
 // callPlan is everything the policy says about calls of one tool: the
 // tools: decision and the ingress rules that apply, in policy order.
@@ -128,17 +162,8 @@ type callPlan struct {
 // ingress rules' tools lists.
 func (p *Policy) planCalls() {
 	p.calls = map[string]*callPlan{}
-	p.looseDenied = map[string]string{}
-	p.foldDenied = nil
-	for _, t := range p.tools {
-		switch {
-		case t.action != actionDeny:
-		case t.glob:
-			p.foldDenied = append(p.foldDenied, foldGlob{pattern: canon.Fold(t.pattern), rule: t.rule})
-		default:
-			p.looseDenied[canon.Loose(t.pattern)] = t.rule
-		}
-	}
+	p.looseDenied = newLooseNames(p.tools, actionDeny)
+	p.looseAsked = newLooseNames(p.tools, actionAsk)
 	add := func(name string) {
 		if _, done := p.calls[name]; !done {
 			p.calls[name] = p.newCallPlan(name)
@@ -185,7 +210,7 @@ func Baseline() *Policy {
 	if err != nil {
 		panic("baseline server_requests: " + err.Error()) // no hosts: cannot fail
 	}
-	p := &Policy{Source: "baseline", Mode: Enforce, secrets: defaultSecrets(), serverRequests: sr, linted: pins.NewLintCache(), schemas: newSchemaCache()}
+	p := &Policy{Source: "baseline", Mode: Enforce, AskTimeout: DefaultAskTimeout, secrets: defaultSecrets(), serverRequests: sr, linted: pins.NewLintCache(), schemas: newSchemaCache()}
 	if err := p.learnSecrets(os.Environ(), os.LookupEnv); err != nil {
 		panic("baseline secrets: " + err.Error()) // no files, no rules allowed: cannot fail
 	}
@@ -218,8 +243,8 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 // WithMode returns a copy of p with its mode replaced (the --mode flag).
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
-		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, lock: p.lock, linted: p.linted, schemas: p.schemas, tools: p.tools, ingress: p.ingress, egress: p.egress, limits: p.limits,
-		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, foldDenied: p.foldDenied, secrets: p.secrets, serverRequests: p.serverRequests}
+		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, AskTimeout: p.AskTimeout, lock: p.lock, linted: p.linted, schemas: p.schemas, tools: p.tools, ingress: p.ingress, egress: p.egress, limits: p.limits,
+		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, looseAsked: p.looseAsked, secrets: p.secrets, serverRequests: p.serverRequests}
 }
 
 // sortTools puts exact names before globs, each in name order, so that
@@ -240,6 +265,7 @@ type toolDecision struct {
 	schemas      []*argSchema // policy schemas of every matching entry
 	serverSchema bool
 	schemaRule   string // the entry that asked for the schema check
+	ask          string // the first tools: entry that asks about every call, "" when none
 }
 
 // tool resolves a tool name against tools:. A matching deny wins over
@@ -258,6 +284,11 @@ func (p *Policy) tool(name string) toolDecision {
 			return toolDecision{denied: true, rule: t.rule}
 		case actionAllow:
 			listed = true
+		case actionAsk:
+			listed = true
+			if d.ask == "" {
+				d.ask = t.rule
+			}
 		}
 		if t.schema != nil {
 			d.schemas = append(d.schemas, t.schema)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpguard/mcpguard/policy/approval"
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/rules/canon"
 )
@@ -160,7 +161,8 @@ type walker struct {
 	extra     []string // roots the call itself carries (inputResponses)
 	// key, when set, gets every value the walk reaches instead of the
 	// rule's check: a rate_limit rule's key (limitKey).
-	key hash.Hash
+	key  hash.Hash
+	asks []approval.Reason // the ask rules (action: ask) whose check failed
 }
 
 // judgeSelector walks sel over the arguments with rule r and returns the

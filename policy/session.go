@@ -25,6 +25,9 @@ type Verdict struct {
 	// result (reject_as: error, or a request other than tools/call).
 	AsError bool
 	Code    int64
+	// Ask, when set, holds the call for the user's approval (see
+	// ask.go); Rejection is then nil or audit-only.
+	Ask *Ask
 }
 
 // Call is what the relay remembers of a request in flight, so that the
@@ -163,6 +166,10 @@ type Session struct {
 
 	// limits is the log of the rate_limit rules (checkLimits).
 	limits limitState
+
+	// approved holds the user's "allow for this session" answers (see
+	// Remember).
+	approved map[string]bool
 
 	// listed is set once a tools/list result has been seen.
 	listed bool

@@ -70,6 +70,8 @@ type relay struct {
 	toAgent    *lineWriter
 	toServer   *lineWriter
 	tools      *toolsFetch
+	// approvals holds the calls that wait for the user (action: ask).
+	approvals *approvals
 }
 
 // Run starts the server and relays until the server has exited and its
@@ -159,6 +161,8 @@ func serve(cfg Config, server *downstream) int {
 	}
 	r.tools = newToolsFetch(r, cfg.ToolsListTimeout)
 	defer r.tools.stop()
+	r.approvals = newApprovals(r)
+	defer r.approvals.stop()
 	r.session.OnPin = r.logPin
 	r.session.OnServerRequest = func(d policy.ServerRequestDecision) { r.logServerRequest(d, nil) }
 
@@ -291,6 +295,9 @@ func (r *relay) fromAgent(m *message.Message) {
 		r.answerFromAgent(m)
 		return
 	}
+	if m.Kind == message.Request && m.Method == "initialize" {
+		r.approvals.noteInitialize(m)
+	}
 	if r.session.AwaitsServerSchema(m) && r.holdForTools(m) {
 		return
 	}
@@ -306,6 +313,11 @@ func (r *relay) fromAgent(m *message.Message) {
 	}
 	if m.Kind == message.Notification {
 		if m.RequestID != nil {
+			if key := message.KeyOf(m.RequestID); r.approvals.cancel(key) {
+				// Held for the user: the server never saw it.
+				r.pending.take(key)
+				return
+			}
 			// A cancelled request may never be answered (MCP asks servers
 			// not to), or answered late: its id stays reserved for a
 			// while, so that a late answer is not taken for the answer
@@ -328,6 +340,9 @@ func (r *relay) fromAgent(m *message.Message) {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: event, Direction: eventlog.Ingress,
 			Method: m.Method, Tool: m.Name, ID: logID(m.ID), Action: eventlog.ActionRejected, Message: err.Error()})
 		r.answerAgent(message.ErrorReply(m.ID, jsonrpc2.CodeInternalError, "mcpguard: "+err.Error(), nil))
+		return
+	}
+	if r.askFirst(key, m, v) {
 		return
 	}
 	if err := r.toServer.writeLine(m.Raw); err != nil {
@@ -371,14 +386,26 @@ func (r *relay) judgeHeld(h heldCall) {
 			return
 		}
 	}
-	if !r.pending.has(h.key) {
+	if !r.pending.has(h.key) || r.askFirst(h.key, m, v) {
 		return
 	}
-	if r.toServer.writeLine(m.Raw) != nil || r.toServer.flush() != nil {
-		if f, ok := r.pending.take(h.key); ok {
-			r.answerAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: the MCP server is not reading its input", nil))
-		}
+	r.forwardHeld(h.key, m.Raw)
+}
+
+// askFirst holds a call the policy asks the user about (its id reserved
+// under key) and reports true; a call the user allowed for the session
+// already is logged and goes on (false), as does every other call.
+func (r *relay) askFirst(key message.Key, m *message.Message, v policy.Verdict) bool {
+	switch {
+	case v.Ask == nil:
+		return false
+	case v.Ask.Remembered:
+		r.logApproval(&heldAsk{verdict: v, method: m.Method, logID: logID(m.ID)}, eventlog.ActionAllowed,
+			"allowed by the user's answer earlier in this session")
+		return false
 	}
+	r.approvals.hold(key, m, v)
+	return true
 }
 
 func (r *relay) toServerLine(b []byte) {
@@ -500,7 +527,7 @@ func (r *relay) fromServer(m *message.Message) {
 			return
 		}
 	}
-	if m.Kind == message.Request && !r.serverReqs.add(m.IDKey(), m.Method) {
+	if m.Kind == message.Request && (r.approvals.owns(m.ID) || !r.serverReqs.add(m.IDKey(), m.Method)) {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
 			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped,
 			Message: "a server request whose id is already in flight, or one too many in flight"})
@@ -520,6 +547,10 @@ func (r *relay) fromServer(m *message.Message) {
 // be read is replaced by an error to the server, so the server does not
 // wait for it.
 func (r *relay) answerFromAgent(m *message.Message) {
+	if r.approvals.owns(m.ID) {
+		r.approvals.answer(m)
+		return
+	}
 	method, ok := r.serverReqs.take(m.IDKey())
 	if !ok {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Ingress,

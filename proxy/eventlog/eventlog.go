@@ -40,6 +40,9 @@ const (
 	// EventServerRequest is a request of the server's to the client
 	// (sampling, elicitation, roots) that the policy allowed.
 	EventServerRequest Kind = "server_request"
+	// EventApproval is a call held for the user's approval (action:
+	// ask): asked, or allowed by the user; a denial is EventRejected.
+	EventApproval Kind = "approval"
 )
 
 // Action is what mcpguard did with a message, as written in the "action"
@@ -53,7 +56,8 @@ const (
 	ActionRewritten Action = "rewritten"
 	ActionDropped   Action = "dropped"
 	ActionWithheld  Action = "withheld" // an item removed from its list, its calls refused
-	ActionAllowed   Action = "allowed"  // a server request relayed under server_requests
+	ActionAllowed   Action = "allowed"  // a server request relayed under server_requests; a held call the user allowed
+	ActionAsked     Action = "asked"    // a call held while the user is asked
 	ActionNone      Action = ""
 )
 

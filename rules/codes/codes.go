@@ -40,6 +40,14 @@ const (
 // agent's input.
 const ServerRequest = "SERVER_REQUEST_REJECTED"
 
+// Raised by approval (action: ask): a call the policy lets through only
+// with the user's answer to mcpguard's elicitation prompt.
+const (
+	ApprovalRequired = "OP_APPROVAL_REQUIRED" // the client cannot be asked (no elicitation capability)
+	ApprovalDenied   = "OP_APPROVAL_DENIED"   // the user denied, declined or dismissed the prompt
+	ApprovalTimeout  = "OP_APPROVAL_TIMEOUT"  // no answer in time
+)
+
 // Other is reserved by the published contract for a refusal that no other
 // code names, so that a client matching on it keeps working; nothing
 // raises it today, since every refusal has a code of its own.

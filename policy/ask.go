@@ -1,0 +1,172 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/policy/approval"
+	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/codes"
+)
+
+// Approval (`action: ask`) holds a tools/call for the user's answer
+// instead of refusing or forwarding it. Two entries ask:
+//
+//   - a tools: entry `NAME: ask` (or {action: ask}): every call of the
+//     tool, under every spelling a loose server resolves to it;
+//   - an ingress rule with `action: ask`: a call its check would refuse
+//     (a command outside the rule's programs, say).
+//
+// Session.Ingress judges a call as usual first: a refusing check, a deny
+// entry, a schema, a pin refuse it whatever asks. Only a call that passes
+// everything that refuses and is asked about by at least one entry gets
+// Verdict.Ask. The relay then asks the user through the client's
+// elicitation (package approval renders the prompt and reads the answer),
+// forwards the call on "allow once" or "allow for this session" (after
+// Session.Remember), and answers it with AskRejection otherwise.
+//
+// For another kind of check that wants to ask (a flows: rule, say): add
+// an approval.Reason naming the entry to the call's reasons in
+// checkToolCall; Ingress builds the Ask, applies what the session
+// remembers, and audit mode, in one place.
+//
+// "Allow for this session" is remembered per tool name and set of
+// entries that asked: a later call of the same tool (any arguments) that
+// the same entries ask about is allowed without asking; a call that
+// another entry asks about is asked again. It lasts as long as the
+// Session (one client connection, one mcpguard process) and is never
+// written anywhere.
+
+// DefaultAskTimeout is how long a held call waits for the user's answer:
+// under the TypeScript SDK client's default request timeout (60 s), so
+// that the agent reads mcpguard's answer rather than its own timeout.
+const DefaultAskTimeout = 50 * time.Second
+
+// maxAskTimeout bounds approval.timeout.
+const maxAskTimeout = time.Hour
+
+// approvalV1 is the approval: section.
+type approvalV1 struct {
+	Timeout string `json:"timeout"`
+}
+
+func compileApproval(a *approvalV1) (time.Duration, error) {
+	if a == nil || a.Timeout == "" {
+		return DefaultAskTimeout, nil
+	}
+	d, err := time.ParseDuration(a.Timeout)
+	if err != nil {
+		return 0, err
+	}
+	if d < time.Second || d > maxAskTimeout {
+		return 0, fmt.Errorf("%s: want 1s to %s", d, maxAskTimeout)
+	}
+	return d, nil
+}
+
+// Ask is a call that waits for the user's approval: what to ask them.
+type Ask struct {
+	approval.Question
+	// Remembered: the user allowed such calls for this session; the
+	// call is forwarded without asking (and the relay logs it).
+	Remembered bool
+	// Source is the policy file, named in the rejection when the client
+	// cannot ask.
+	Source string
+	key    string // what "allow for this session" remembers (see Remember)
+}
+
+// Rules returns the entries that ask, comma-separated, for the log.
+func (a *Ask) Rules() string {
+	rules := make([]string, len(a.Reasons))
+	for i, r := range a.Reasons {
+		rules[i] = r.Rule
+	}
+	return strings.Join(rules, ",")
+}
+
+// newAsk builds the Ask of a call of tool with raw arguments args,
+// marked Remembered when the session holds an allow for it.
+func (s *Session) newAsk(tool string, args jsontext.Value, reasons []approval.Reason) *Ask {
+	rules := make([]string, len(reasons))
+	for i, r := range reasons {
+		rules[i] = r.Rule
+	}
+	slices.Sort(rules)
+	key := tool + "\x00" + strings.Join(slices.Compact(rules), "\x00")
+	a := &Ask{Question: approval.Question{Server: s.p.Server, Tool: tool, Reasons: reasons,
+		Arguments: args.Clone(), Timeout: s.p.AskTimeout}, Source: s.p.Source, key: key}
+	s.mu.Lock()
+	a.Remembered = s.approved[key]
+	s.mu.Unlock()
+	return a
+}
+
+// maxApprovals bounds what a session remembers: keys hold tool names the
+// agent chose.
+const maxApprovals = 1024
+
+// Remember records the user's "allow for this session" for calls like a.
+func (s *Session) Remember(a *Ask) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.approved == nil {
+		s.approved = map[string]bool{}
+	}
+	if len(s.approved) < maxApprovals {
+		s.approved[a.key] = true
+	}
+}
+
+// AskOutcome is why a held call is not forwarded.
+type AskOutcome uint8
+
+const (
+	AskUnavailable AskOutcome = iota // the client did not declare form elicitation
+	AskDenied                        // the user denied, declined or dismissed the prompt, or the answer was unusable
+	AskTimedOut                      // no answer within the timeout
+)
+
+// AskRejection is the rejection of a held call that is not forwarded;
+// how says how the answer came (approval.ReadAnswer's words), for
+// AskDenied.
+func (a *Ask) AskRejection(o AskOutcome, how string) *message.Rejection {
+	tool, rules := clean(a.Tool), a.Rules()
+	entries := "policy entry " + rules
+	if len(a.Reasons) > 1 {
+		entries = "policy entries " + rules
+	}
+	rej := &message.Rejection{Tool: tool, Rule: rules, Summary: "Tool call not approved by the user"}
+	if len(a.Reasons) > 0 {
+		rej.Field = clean(a.Reasons[0].Field)
+	}
+	switch o {
+	case AskUnavailable:
+		rej.ErrorCode = codes.ApprovalRequired
+		rej.Reason = "this call of tool " + tool + " needs the user's approval (" + entries + "), and the MCP client cannot ask the user (it did not declare the elicitation capability)"
+		rej.Remediation = "Tell the user: to allow this call, use an MCP client that supports elicitation so mcpguard can ask, or change " + entries + " in " + clean(a.Source) + " from ask to allow and restart the server."
+	case AskTimedOut:
+		rej.ErrorCode, rej.Retryable = codes.ApprovalTimeout, true
+		rej.Reason = "the user did not answer mcpguard's approval prompt for tool " + tool + " within " + a.Timeout.String() + " (" + entries + ")"
+		rej.Remediation = "Retry the call when the user can answer the approval prompt, or ask the user whether to proceed."
+	default:
+		rej.ErrorCode = codes.ApprovalDenied
+		rej.Reason = "the user did not approve this call of tool " + tool + " (" + clean(how) + "; " + entries + ")"
+		rej.Remediation = "Do not retry this call; ask the user what to do instead."
+	}
+	rej.Error = "rejected MCP input: " + rej.Reason
+	return rej
+}
+
+// auditRejection is what audit mode logs for a call it forwards without
+// asking.
+func (a *Ask) auditRejection() *message.Rejection {
+	rej := a.AskRejection(AskUnavailable, "")
+	rej.Reason = "this call of tool " + clean(a.Tool) + " needs the user's approval (policy entry " + a.Rules() + "); mode: audit forwards it without asking"
+	rej.Error = "rejected MCP input: " + rej.Reason
+	return rej
+}
