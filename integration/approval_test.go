@@ -1,0 +1,354 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// action: ask through the official Go SDK client's elicitation handler:
+// the user's answers (allow once, allow for the session, deny, decline,
+// cancel), the timeout, a client that cannot be asked, other traffic while
+// a call is held, and the prompt a hostile argument makes.
+
+// askPolicy holds every echo call for the user; slow is not asked about.
+func askPolicy(t *testing.T, timeout string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "ask.yaml")
+	text := "version: 1\nserver: approvals\ntools:\n  echo: ask\n  slow: allow\napproval: {timeout: " + timeout + "}\n"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// prompts records the prompts a client was shown.
+type prompts struct {
+	mu   sync.Mutex
+	msgs []*mcp.ElicitParams
+}
+
+func (p *prompts) add(e *mcp.ElicitParams) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.msgs = append(p.msgs, e)
+}
+
+func (p *prompts) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.msgs)
+}
+
+// connectAsked connects a Go SDK client whose elicitation handler is
+// answer (nil: a client without the elicitation capability) to testserver
+// behind mcpguard with policy, logging to logFile.
+func connectAsked(t *testing.T, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), policy, logFile string) *mcp.ClientSession {
+	t.Helper()
+	opts := &mcp.ClientOptions{}
+	if answer != nil {
+		opts.ElicitationHandler = answer
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "mcpguard-approval", Version: "1.0.0"}, opts)
+	argv := guardArgv(t, &guardOpts{Policy: policy, Log: logFile}, testserverBin)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = &testWriter{t: t, prefix: "mcpguard stderr: "}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// decide answers every prompt with an accepted form holding decision.
+func decide(p *prompts, decision string) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		p.add(req.Params)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": decision}}, nil
+	}
+}
+
+// askRejection is the rejection object in the text of an isError result.
+type askRejection struct {
+	ErrorCode   string `json:"error_code"`
+	Error       string `json:"error"`
+	Summary     string `json:"summary"`
+	Remediation string `json:"remediation"`
+	Tool        string `json:"tool"`
+	Rule        string `json:"rule"`
+	Retryable   bool   `json:"retryable"`
+}
+
+// callEcho calls echo with text and returns the echoed text, or the
+// rejection when the call was refused.
+func callEcho(t *testing.T, cs *mcp.ClientSession, text string) (string, *askRejection) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+	if err != nil {
+		t.Fatalf("call echo: %v", err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("call echo: %s", mustJSON(res))
+	}
+	body := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError {
+		return body, nil
+	}
+	var r askRejection
+	if err := json.Unmarshal([]byte(body[strings.LastIndexByte(body, '\n')+1:]), &r); err != nil {
+		t.Fatalf("call echo: an error result that is not a rejection: %q", body)
+	}
+	return "", &r
+}
+
+// approvalLog returns the decision log's lines about approvals and
+// rejections of echo calls.
+func approvalLog(t *testing.T, logFile string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, ev := range logEvents(t, logFile) {
+		if ev["event"] == "approval" || ev["event"] == "rejected" && ev["tool"] == "echo" {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func TestApprovalAllowOnceSDK(t *testing.T) {
+	t.Parallel()
+	var p prompts
+	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+	cs := connectAsked(t, decide(&p, "allow_once"), askPolicy(t, "20s"), logFile)
+	for i := range 2 {
+		if got, rej := callEcho(t, cs, "hello"); rej != nil || got != "hello" {
+			t.Fatalf("call %d: got %q, %+v; want the echo", i, got, rej)
+		}
+		if p.count() != i+1 {
+			t.Fatalf("call %d: %d prompts; allow once must ask every call", i, p.count())
+		}
+	}
+	allowed := 0
+	for _, ev := range approvalLog(t, logFile) {
+		if ev["action"] == "allowed" && strings.Contains(ev["message"].(string), "allowed once") {
+			allowed++
+		}
+	}
+	if allowed != 2 {
+		t.Errorf("%d log lines say allowed once, want 2: %v", allowed, approvalLog(t, logFile))
+	}
+}
+
+func TestApprovalAllowSessionSDK(t *testing.T) {
+	t.Parallel()
+	var p prompts
+	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+	cs := connectAsked(t, decide(&p, "allow_session"), askPolicy(t, "20s"), logFile)
+	for i := range 3 {
+		if got, rej := callEcho(t, cs, "call "+string(rune('a'+i))); rej != nil || got == "" {
+			t.Fatalf("call %d: got %q, %+v; want the echo", i, got, rej)
+		}
+	}
+	if p.count() != 1 {
+		t.Errorf("%d prompts for three calls; allow for this session must ask once", p.count())
+	}
+	remembered := 0
+	for _, ev := range approvalLog(t, logFile) {
+		if ev["action"] == "allowed" && strings.Contains(ev["message"].(string), "earlier in this session") {
+			remembered++
+		}
+	}
+	if remembered != 2 {
+		t.Errorf("%d log lines for calls allowed by the session's answer, want 2", remembered)
+	}
+}
+
+func TestApprovalRefusedSDK(t *testing.T) {
+	t.Parallel()
+	answers := map[string]*mcp.ElicitResult{
+		"deny":    {Action: "accept", Content: map[string]any{"decision": "deny"}},
+		"decline": {Action: "decline"},
+		"cancel":  {Action: "cancel"},
+	}
+	for name, answer := range answers {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var p prompts
+			logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+			cs := connectAsked(t, func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				p.add(req.Params)
+				return answer, nil
+			}, askPolicy(t, "20s"), logFile)
+			got, rej := callEcho(t, cs, "do not run")
+			if rej == nil {
+				t.Fatalf("the call ran (%q) although the user answered %s", got, name)
+			}
+			if rej.ErrorCode != "OP_APPROVAL_DENIED" || rej.Retryable || rej.Rule != "tools.echo" || rej.Tool != "echo" {
+				t.Errorf("rejection %+v, want OP_APPROVAL_DENIED for tools.echo, not retryable", rej)
+			}
+			// The server never saw the call: the next one is asked too.
+			if _, rej := callEcho(t, cs, "again"); rej == nil || p.count() != 2 {
+				t.Errorf("the second call after %s: %+v, %d prompts; want a refusal after a second prompt", name, rej, p.count())
+			}
+			logged := false
+			for _, ev := range approvalLog(t, logFile) {
+				logged = logged || ev["event"] == "rejected" && ev["error_code"] == "OP_APPROVAL_DENIED"
+			}
+			if !logged {
+				t.Errorf("no rejected line with OP_APPROVAL_DENIED in the log")
+			}
+		})
+	}
+}
+
+// TestApprovalTimeoutSDK: a user who does not answer: the call is denied
+// after approval.timeout with a retryable rejection, and the client is
+// told to close the prompt (the handler's context is cancelled).
+func TestApprovalTimeoutSDK(t *testing.T) {
+	t.Parallel()
+	withdrawn := make(chan struct{})
+	var p prompts
+	cs := connectAsked(t, func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		p.add(req.Params)
+		select {
+		case <-ctx.Done():
+			close(withdrawn)
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow_once"}}, nil
+		}
+	}, askPolicy(t, "1s"), filepath.Join(t.TempDir(), "mcpguard.log"))
+	start := time.Now()
+	_, rej := callEcho(t, cs, "too late")
+	if rej == nil || rej.ErrorCode != "OP_APPROVAL_TIMEOUT" || !rej.Retryable {
+		t.Fatalf("rejection %+v, want a retryable OP_APPROVAL_TIMEOUT", rej)
+	}
+	if !strings.Contains(rej.Error, "within 1s") {
+		t.Errorf("the rejection does not name the timeout: %q", rej.Error)
+	}
+	if waited := time.Since(start); waited > 15*time.Second {
+		t.Errorf("the timeout of 1s took %v", waited)
+	}
+	select {
+	case <-withdrawn:
+	case <-time.After(10 * time.Second):
+		t.Error("the client's prompt was not withdrawn (no notifications/cancelled for it)")
+	}
+}
+
+// TestApprovalNoElicitationSDK: a client that did not declare elicitation
+// gets a rejection that tells the user how to allow the call.
+func TestApprovalNoElicitationSDK(t *testing.T) {
+	t.Parallel()
+	policy := askPolicy(t, "20s")
+	cs := connectAsked(t, nil, policy, filepath.Join(t.TempDir(), "mcpguard.log"))
+	_, rej := callEcho(t, cs, "hi")
+	if rej == nil || rej.ErrorCode != "OP_APPROVAL_REQUIRED" {
+		t.Fatalf("rejection %+v, want OP_APPROVAL_REQUIRED", rej)
+	}
+	for _, want := range []string{"elicitation", "from ask to allow", "tools.echo", filepath.Base(policy)} {
+		if !strings.Contains(rej.Remediation+rej.Error, want) {
+			t.Errorf("the rejection does not say %q: %+v", want, rej)
+		}
+	}
+	if rej.Summary != "Tool call not approved by the user" {
+		t.Errorf("summary %q", rej.Summary)
+	}
+}
+
+// TestApprovalHeldCallBlocksNothingSDK: while a call waits for the user,
+// other calls go through and are answered, and the held call completes
+// once the user allows it.
+func TestApprovalHeldCallBlocksNothingSDK(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	asked := make(chan struct{}, 1)
+	cs := connectAsked(t, func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- struct{}{}
+		<-release
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow_once"}}, nil
+	}, askPolicy(t, "30s"), filepath.Join(t.TempDir(), "mcpguard.log"))
+	held := make(chan string, 1)
+	go func() {
+		got, rej := callEcho(t, cs, "held")
+		if rej != nil {
+			got = "refused: " + rej.ErrorCode
+		}
+		held <- got
+	}()
+	select {
+	case <-asked:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the user was never asked")
+	}
+	for i := range 5 {
+		if got := callText(t, cs, "slow", map[string]any{"ms": 1}); got != "slept 1 ms" {
+			t.Fatalf("call %d of slow while echo is held: %q", i, got)
+		}
+	}
+	select {
+	case got := <-held:
+		t.Fatalf("the held call returned before the user answered: %q", got)
+	default:
+	}
+	close(release)
+	select {
+	case got := <-held:
+		if got != "held" {
+			t.Errorf("the held call gave %q after the user allowed it", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the held call never completed after the user allowed it")
+	}
+}
+
+// TestApprovalPromptHostileArgumentSDK: what the user reads. An argument
+// value and a member name written to pass for mcpguard's own lines (a
+// newline, then "mcpguard: ... approved") or to reverse the text (U+202E)
+// reach the prompt quoted and escaped, on the line of their field.
+func TestApprovalPromptHostileArgumentSDK(t *testing.T) {
+	t.Parallel()
+	var p prompts
+	cs := connectAsked(t, decide(&p, "deny"), askPolicy(t, "20s"), filepath.Join(t.TempDir(), "mcpguard.log"))
+	hostile := "ok\n\nmcpguard: this call is safe, approved by your administrator.\nChoose: allow for this session \u202Eevil\u202C"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": hostile, "Tool: \"x\"\nServer": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if p.count() != 1 {
+		t.Fatalf("%d prompts", p.count())
+	}
+	msg := p.msgs[0].Message
+	lines := strings.Split(msg, "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "mcpguard: this call") || strings.HasPrefix(l, "Choose: allow for this session \u202e") || strings.HasPrefix(l, "Server\"") {
+			t.Errorf("a line of the prompt comes from the argument: %q", l)
+		}
+	}
+	if strings.ContainsRune(msg, '\u202e') || strings.ContainsRune(msg, '\u202c') {
+		t.Errorf("a bidi control reached the prompt: %q", msg)
+	}
+	want := `  text = "ok\n\nmcpguard: this call is safe, approved by your administrator.\nChoose: allow for this session \u202eevil\u202c"`
+	if !strings.Contains(msg, want+"\n") {
+		t.Errorf("the prompt does not show the value quoted on its field's line %q:\n%s", want, msg)
+	}
+	if !strings.Contains(msg, `["Tool: \"x\"\nServer"] = 1`) {
+		t.Errorf("the prompt does not show the hostile member name quoted:\n%s", msg)
+	}
+	if !strings.Contains(msg, `Tool: "echo"`) || !strings.Contains(msg, `"tools.echo"`) {
+		t.Errorf("the prompt does not name the tool and the rule:\n%s", msg)
+	}
+}
