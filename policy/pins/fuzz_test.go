@@ -32,11 +32,14 @@ func FuzzCanonical(f *testing.F) {
 	})
 }
 
-// FuzzLockRoundTrip: a lock holding any string the server sends, in a
-// field, the instructions or serverInfo, writes and reads back to the same
-// digests (U+00A0, U+2003 and U+3000 once made Marshal fail).
+// FuzzLockRoundTrip: a lock holding any string the server sends, as an
+// item's name (the lock's key), a member name, a field, the instructions
+// or serverInfo, writes and reads back to the same items and digests
+// (U+00A0, U+2003 and U+3000 once made Marshal fail; a newline, a tab or
+// "<<" in a name did).
 func FuzzLockRoundTrip(f *testing.F) {
-	for _, s := range []string{"a\u00a0", "\u00a0a", "a\u2003b", "\u3000", "x\u00a0\n", "caf\u00e9 \u00ab\u00a0oui\u00a0\u00bb", "\U0001F600", "'\"\\", "\t- |"} {
+	for _, s := range []string{"a\u00a0", "\u00a0a", "a\u2003b", "\u3000", "x\u00a0\n", "caf\u00e9 \u00ab\u00a0oui\u00a0\u00bb", "\U0001F600", "'\"\\", "\t- |",
+		"a\nb", "a\tb", "a\rb", "<<", "null", "~", "- x", "k: v", "#c", "&a", "*a", "!t", "\u2028", "\u0085", " lead", "1e3", "{a}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -45,12 +48,14 @@ func FuzzLockRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Skip()
 		}
-		d, err := Canonical([]byte(`{"name":"t","description":` + string(q) + `,"title":"x"}`))
+		d, err := Canonical([]byte(`{"name":` + string(q) + `,"description":` + string(q) + `,"title":"x",` + string(q) + `:1}`))
 		if err != nil {
 			return // not an item the proxy would pin
 		}
+		key := d.String("name")
 		l := NewLock()
-		l.Items[Tool]["t"] = d
+		l.Items[Tool][key] = d
+		l.Items[Resource][key] = d
 		l.ServerInfo = &d
 		l.HasInstructions, l.Instructions = true, s
 		b, err := l.Marshal()
@@ -61,7 +66,8 @@ func FuzzLockRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: %v\n%s", s, err, b)
 		}
-		if back.Items[Tool]["t"].Digest() != d.Digest() || back.ServerInfo.Digest() != d.Digest() || back.Instructions != s {
+		if back.Items[Tool][key].Digest() != d.Digest() || back.Items[Resource][key].Digest() != d.Digest() ||
+			len(back.Items[Tool]) != 1 || back.ServerInfo.Digest() != d.Digest() || back.Instructions != s {
 			t.Fatalf("%q changed on the round trip:\n%s", s, b)
 		}
 	})

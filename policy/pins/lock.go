@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 )
 
 // Kind is the sort of item a server announces in a list.
@@ -252,21 +253,84 @@ func (l *Lock) Marshal() ([]byte, error) {
 		}
 		doc = append(doc, yaml.MapItem{Key: kindNames[k].section, Value: sec})
 	}
-	body, err := yaml.MarshalWithOptions(doc, yaml.Indent(2), yaml.UseSingleQuote(true), yaml.UseLiteralStyleIfMultiline(true))
+	node, err := yaml.ValueToNode(doc, yaml.Indent(2), yaml.UseSingleQuote(true), yaml.UseLiteralStyleIfMultiline(true))
 	if err != nil {
 		return nil, err
 	}
+	if err := quoteKeys(node, doc); err != nil {
+		return nil, err
+	}
+	body := node.String() + "\n"
 	var b bytes.Buffer
 	b.WriteString("# mcpguard lock file: what the MCP server shows the model, pinned by\n")
 	b.WriteString("# `mcpguard pin`. Review a change with `mcpguard pin --diff`; accept it by\n")
 	b.WriteString("# running `mcpguard pin` again. Values are canonical JSON (after the text\n")
 	b.WriteString("# canonicaliser, members sorted); each digest is the SHA-256 of its item.\n")
-	b.Write(body)
+	b.WriteString(body)
 	// Check our own output reads back to the same lock.
 	if _, err := ParseLock(b.Bytes()); err != nil {
 		return nil, fmt.Errorf("the lock file does not read back (a bug in mcpguard): %w", err)
 	}
 	return b.Bytes(), nil
+}
+
+// quoteKeys writes every key of doc that is not plainKey double-quoted in
+// node, its YAML: the YAML library's own choice for such a key (bare,
+// single-quoted, a literal block) did not always read back. The nodes'
+// keys are in doc's order, depth first.
+func quoteKeys(node ast.Node, doc yaml.MapSlice) error {
+	var keys []string
+	var collect func(m yaml.MapSlice)
+	collect = func(m yaml.MapSlice) {
+		for _, it := range m {
+			keys = append(keys, it.Key.(string))
+			if sub, ok := it.Value.(yaml.MapSlice); ok {
+				collect(sub)
+			}
+		}
+	}
+	collect(doc)
+	i := 0
+	var err error
+	ast.Walk(visitor(func(n ast.Node) bool {
+		mv, ok := n.(*ast.MappingValueNode)
+		if !ok || err != nil {
+			return err == nil
+		}
+		k, ok := mv.Key.(*ast.StringNode)
+		switch {
+		case !ok || i >= len(keys) || plainKey(keys[i]) && k.Value != keys[i]:
+			err = errors.New("the lock file's keys are not in the order written (a bug in mcpguard)")
+		case !plainKey(keys[i]):
+			k.Value, k.Token.Type = keys[i], token.DoubleQuoteType
+		}
+		i++
+		return true
+	}), node)
+	return err
+}
+
+// plainKey reports whether a key is written bare: a name of letters,
+// digits, '_' and '-' that YAML reads as that string. Any other key (an
+// item's name, URI or member name as the server sent it, canonicalised:
+// a newline, a tab, "<<", "null", "- x") is written double-quoted, where
+// YAML reads escapes as JSON does, so it reads back as written; the YAML
+// library's own choice (bare, single-quoted, a literal block) did not.
+func plainKey(k string) bool {
+	if k == "" || k[0] == '-' || k[0] >= '0' && k[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	switch strings.ToLower(k) {
+	case "null", "true", "false", "yes", "no", "on", "off", "y", "n":
+		return false
+	}
+	return true
 }
 
 func itemYAML(d Definition) yaml.MapSlice {
