@@ -87,6 +87,9 @@ func (a *approvals) owns(id jsontext.Value) bool {
 // the client cannot be asked or too many calls wait.
 func (a *approvals) hold(key message.Key, m *message.Message, v policy.Verdict) {
 	ask := v.Ask
+	if ask.Server == "" {
+		ask.Server = ServerName(a.r.cfg.Policy, a.r.cfg.Argv)
+	}
 	h := &heldAsk{key: key, raw: append([]byte(nil), m.Raw...), verdict: v, method: m.Method, logID: logID(m.ID)}
 	a.r.logApproval(h, eventlog.ActionAsked, "held for the user's approval")
 	if !a.canAsk.Load() {

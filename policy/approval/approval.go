@@ -98,7 +98,9 @@ var requestedSchema = map[string]any{
 func Message(q Question) string {
 	var b strings.Builder
 	b.WriteString("mcpguard holds a tool call until you answer.\n")
-	b.WriteString("Server: " + Quote(q.Server, maxValueRunes) + "\n")
+	if q.Server != "" {
+		b.WriteString("Server: " + Quote(q.Server, maxValueRunes) + "\n")
+	}
 	b.WriteString("Tool: " + Quote(q.Tool, maxValueRunes) + "\n")
 	for i, r := range q.Reasons {
 		if i == maxReasons {
@@ -145,6 +147,9 @@ func Quote(s string, max int) string {
 // most maxFields, then how many more there are. Arguments that are not a
 // JSON object are shown as one value.
 func writeFields(b *strings.Builder, args jsontext.Value) {
+	if args.Kind() == 'n' { // arguments: null reads as none
+		args = nil
+	}
 	dec := jsontext.NewDecoder(strings.NewReader(string(args)))
 	shown, more := 0, 0
 	for {
