@@ -98,7 +98,10 @@ var checkKinds = []checkKind{
 				return nil, fmt.Errorf("roots[%d]: %v", i, err)
 			}
 		}
-		b.roots = roots
+		b.roots, b.clientRoots = roots, o.ClientRoots
+		if o.ClientRoots && len(roots) == 0 {
+			return noRootsYet{}, nil
+		}
 		return rules.NewPathScope(roots)
 	}),
 	// A rate limit judges no value: it counts calls, per value of its
@@ -154,7 +157,8 @@ type (
 		DenyPrivate bool     `json:"deny_private"`
 	}
 	pathScopeV1 struct {
-		Roots []string `json:"roots"`
+		Roots       []string `json:"roots"`
+		ClientRoots bool     `json:"client_roots"`
 	}
 	rateLimitV1 struct {
 		Calls   int    `json:"calls"`
@@ -181,6 +185,7 @@ type checkBuild struct {
 	remediation string                      // the rule's remediation:, "" when none
 	code        string                      // the kind's code unless the rule names its own
 	roots       []string                    // path_scope: the roots as expanded
+	clientRoots bool                        // path_scope: the client's directories are roots too
 	limit       *ratelimit.Limit            // rate_limit: the limit, which no value check enforces
 }
 

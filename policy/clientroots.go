@@ -29,12 +29,17 @@ var ErrBadRootsAnswer = errors.New("the client's roots/list answer has no readab
 // The roots kept become bases against which path_scope reads relative
 // paths from then on (the server reads them against its roots).
 //
+// A path_scope rule with client_roots: true accepts every root but "/"
+// (the client chooses the directories; the model does not), and those
+// roots become its roots.
+//
 // A policy without path_scope rules has no roots to hold the answer to:
 // it is relayed as it came. An error answer is relayed as it came. An
 // answer without a readable roots array is refused (ErrBadRootsAnswer).
 func (s *Session) RootsAnswer(m *message.Message) ([]byte, []Rewrite, error) {
 	scopes := s.p.pathScopes()
-	if len(scopes) == 0 || m.Result == nil {
+	follows := s.p.followsClient()
+	if len(scopes) == 0 && !follows || m.Result == nil {
 		return m.Raw, nil, nil
 	}
 	if memberKind(m.Result, "roots") != '[' {
@@ -48,7 +53,7 @@ func (s *Session) RootsAnswer(m *message.Message) ([]byte, []Rewrite, error) {
 			URI string `json:"uri"`
 		}
 		if unmarshalLoose(v, &root) == nil {
-			if path, ok := rootPath(root.URI); ok && acceptedBySome(scopes, root.URI) {
+			if path, ok := rootPath(root.URI); ok && (acceptedBySome(scopes, root.URI) || follows && path != "/") {
 				kept = append(kept, v)
 				bases = append(bases, path)
 				return nil
@@ -102,9 +107,90 @@ func (p *Policy) pathScopes() []*rules.PathScope {
 	return out
 }
 
+// followsClient reports whether a path_scope rule takes the client's
+// directories as roots (client_roots: true).
+func (p *Policy) followsClient() bool {
+	return slices.ContainsFunc(p.ingress, func(r *ingressRule) bool { return r.clientRoots })
+}
+
 // setClientRoots records the directories of the client's last accepted
 // roots/list answer.
-func (s *Session) setClientRoots(bases []string) { s.clientRoots.Store(&bases) }
+func (s *Session) setClientRoots(bases []string) {
+	s.clientRoots.Store(&bases)
+	s.followClient()
+}
+
+// noRootsYet is the check of a path_scope rule whose only roots are the
+// client's (client_roots: true without roots) before the session knows
+// any: every path is refused.
+type noRootsYet struct{}
+
+func (noRootsYet) Check(string) *rules.Finding {
+	return &rules.Finding{Code: codes.PathScope,
+		Reason:      "path is outside the allowed roots: the client has given the server no directory (no roots/list answer, no directory in its command line)",
+		Remediation: "Have the client announce its workspace roots (roots/list), or give the server its directory."}
+}
+
+// clientScopes are the checks of the session's client_roots rules, built
+// from the rule's roots, the directories in the server's command line and
+// those of the client's last accepted roots/list answer.
+type clientScopes struct {
+	check map[*ingressRule]rules.Check
+	roots map[*ingressRule][]string
+}
+
+// followClient rebuilds the checks of the client_roots rules from what the
+// session knows of the client's directories. "/" is never such a root:
+// an agent started in / with "." for its directory would open the whole
+// machine.
+func (s *Session) followClient() {
+	if !s.p.followsClient() {
+		return
+	}
+	var client []string
+	if b := s.clientRoots.Load(); b != nil {
+		client = *b
+	}
+	cs := &clientScopes{check: map[*ingressRule]rules.Check{}, roots: map[*ingressRule][]string{}}
+	for _, r := range s.p.ingress {
+		if !r.clientRoots {
+			continue
+		}
+		roots := slices.Clone(r.roots)
+		for _, d := range slices.Concat(s.serverDirs, client) {
+			if d != "/" && !slices.Contains(roots, d) {
+				roots = append(roots, d)
+			}
+		}
+		cs.check[r], cs.roots[r] = r.check, r.roots
+		if len(roots) > len(r.roots) {
+			if ps, err := rules.NewPathScope(roots); err == nil {
+				cs.check[r], cs.roots[r] = ps, roots
+			}
+		}
+	}
+	s.clientScopes.Store(cs)
+}
+
+// scopeFor is the check of a client_roots rule in this session.
+func (s *Session) scopeFor(r *ingressRule) rules.Check {
+	if cs := s.clientScopes.Load(); cs != nil {
+		if c := cs.check[r]; c != nil {
+			return c
+		}
+	}
+	return r.check
+}
+
+// rootsFor are the roots of a client_roots rule in this session.
+func (s *Session) rootsFor(r *ingressRule) []string {
+	if cs := s.clientScopes.Load(); cs != nil {
+		if c := cs.check[r]; c != nil {
+			return cs.roots[r]
+		}
+	}
+	return r.roots
+}
 
 // relativeBases is where the server may read a relative path besides the
 // policy's own roots: the client's roots and the directories in the
@@ -128,11 +214,17 @@ func (s *Session) relativeBases() []string {
 // .ssh/id_rsa as $HOME/.ssh/id_rsa; judged against $HOME too, such a
 // path is refused (every relative path is, when a directory of the
 // server lies outside every root, and RootWarnings says so at start).
+//
+// For a path_scope rule with client_roots: true, those directories are
+// roots as well: the agent wrote them in its config, expanded its
+// variables (${workspaceFolder}) and started the server in its own
+// working directory (".").
 func (s *Session) SetServerArgv(argv []string) {
-	if len(s.p.pathScopes()) == 0 {
+	if len(s.p.pathScopes()) == 0 && !s.p.followsClient() {
 		return
 	}
 	s.serverDirs = ServerDirs(argv).Abs()
+	s.followClient()
 }
 
 // basedCheck is a check that reads relative values against extra bases
@@ -156,7 +248,8 @@ func (s *Session) inputRoots(m *message.Message) ([]string, *message.Rejection) 
 		return nil, nil
 	}
 	scopes := s.p.pathScopes()
-	if len(scopes) == 0 {
+	follows := s.p.followsClient()
+	if len(scopes) == 0 && !follows {
 		return nil, nil
 	}
 	var p struct {
@@ -182,7 +275,7 @@ func (s *Session) inputRoots(m *message.Message) ([]string, *message.Rejection) 
 		}
 		for _, root := range r.Roots {
 			path, ok := rootPath(root.URI)
-			if !ok || !acceptedBySome(scopes, root.URI) {
+			if !ok || !acceptedBySome(scopes, root.URI) && !(follows && path != "/") {
 				return nil, &message.Rejection{ErrorCode: codes.PathScope, Tool: clean(m.Name), Field: "inputResponses",
 					Error:       "rejected MCP input: a roots answer in params.inputResponses names a root outside every path_scope root of the policy",
 					Remediation: "Answer roots/list with directories inside the policy's roots."}

@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -157,5 +158,130 @@ ingress:
 	narrow.SetServerArgv([]string{"srv", filepath.Join(root, "sub")})
 	if rej := call(narrow, "link_up/outside/secret"); rej == nil {
 		t.Error("server started with ROOT/sub: link_up (a link to BASE) read from there passed")
+	}
+}
+
+// TestClientRoots: a path_scope rule with client_roots: true and no roots
+// refuses every path until the client names a directory; then the
+// directories in the server's command line (as the agent expanded them)
+// and the roots of the client's answer are its roots, with symlinks out
+// of them, .. escapes and siblings still refused; "/" is never one; a
+// later answer replaces the earlier one.
+func TestClientRoots(t *testing.T) {
+	vars := pathFixture(t)
+	root, outside := vars["ROOT"], vars["OUTSIDE"]
+	p, err := Load("client.yaml", []byte(`
+version: 1
+ingress:
+  - fields: [path]
+    check: path_scope
+    client_roots: true
+`), func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(s *Session, path string) *message.Rejection {
+		t.Helper()
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":` + strconv.Quote(path) + `}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Ingress(m).Rejection
+	}
+	answer := func(s *Session, uris ...string) []byte {
+		t.Helper()
+		var roots []string
+		for _, u := range uris {
+			roots = append(roots, `{"uri":`+strconv.Quote(u)+`}`)
+		}
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":0,"result":{"roots":[` + strings.Join(roots, ",") + `]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := s.RootsAnswer(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	refused := func(s *Session, paths ...string) {
+		t.Helper()
+		for _, path := range paths {
+			if rej := call(s, path); rej == nil || rej.ErrorCode != "INPUT_REJECTED_PATH_SCOPE" {
+				t.Errorf("%s: %+v, want INPUT_REJECTED_PATH_SCOPE", path, rej)
+			}
+		}
+	}
+	allowed := func(s *Session, paths ...string) {
+		t.Helper()
+		for _, path := range paths {
+			if rej := call(s, path); rej != nil {
+				t.Errorf("%s: refused %+v", path, rej)
+			}
+		}
+	}
+
+	s := p.NewSession()
+	refused(s, root+"/file.txt", "file.txt", "/etc/hostname")
+	if rej := call(s, root+"/file.txt"); rej == nil || !strings.Contains(rej.Remediation, "roots/list") {
+		t.Errorf("before any directory, the refusal should say the client named none: %+v", rej)
+	}
+	// The client's answer: its roots are kept as they came, "/" removed.
+	out := answer(s, "file:///", "file://"+root)
+	if want := `{"jsonrpc":"2.0","id":0,"result":{"roots":[{"uri":"file://` + root + `"}]}}`; string(out) != want {
+		t.Errorf("answer relayed as %s, want %s", out, want)
+	}
+	allowed(s, root+"/file.txt", "file.txt", root+"/sub/a.go", "file://"+root+"/sub/a.go")
+	refused(s, "/etc/hostname", outside+"/secret", root+"/link_out/secret", root+"/../outside/secret", root+"_x/y", "link_secret")
+	if rej := call(s, "/etc/hostname"); rej == nil || !strings.Contains(rej.Remediation, "Allowed roots: "+root+".") {
+		t.Errorf("the refusal should name the client's root: %+v", rej)
+	}
+	// A later answer replaces the roots.
+	answer(s, "file://"+root+"/sub")
+	allowed(s, root+"/sub/a.go")
+	refused(s, root+"/file.txt")
+	// Only "/": nothing is a root.
+	answer(s, "file:///")
+	refused(s, root+"/sub/a.go", "/etc/hostname")
+
+	// The server's command line as the agent started it.
+	s = p.NewSession()
+	s.SetServerArgv([]string{"server", root + "/sub"})
+	allowed(s, root+"/sub/a.go", "a.go")
+	refused(s, root+"/file.txt", "/etc/hostname")
+	s = p.NewSession()
+	s.SetServerArgv([]string{"server", "/"})
+	refused(s, "/etc/hostname", root+"/file.txt")
+	if w := p.RootWarnings([]string{"server", "/"}); len(w) != 1 || !strings.Contains(w[0], "never makes a root") {
+		t.Errorf("RootWarnings for /: %q", w)
+	}
+	if w := p.RootWarnings([]string{"server", root}); len(w) != 0 {
+		t.Errorf("RootWarnings for a directory client_roots takes: %q", w)
+	}
+}
+
+// TestClientRootsWithRoots: client_roots adds to the rule's own roots;
+// the schema accepts either member and refuses neither.
+func TestClientRootsWithRoots(t *testing.T) {
+	vars := pathFixture(t)
+	root := vars["ROOT"]
+	lookup := func(n string) (string, bool) { v, ok := vars[n]; return v, ok }
+	p, err := Load("both.yaml", []byte("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    roots: [\"${ROOT}/sub\"]\n    client_roots: true\n"), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.NewSession()
+	m, _ := message.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"` + root + `/sub/a.go"}}}`))
+	if rej := s.Ingress(m).Rejection; rej != nil {
+		t.Errorf("a path under the rule's own root before any client root: %+v", rej)
+	}
+	for _, bad := range []string{
+		"version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n",
+		"version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: false\n",
+		"version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: yes please\n",
+	} {
+		if _, err := Load("bad.yaml", []byte(bad), lookup); err == nil {
+			t.Errorf("loaded %q", bad)
+		}
 	}
 }

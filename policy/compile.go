@@ -97,7 +97,10 @@ type ingressRule struct {
 	code        string // the check's error code, also for type confusion
 	remediation string
 	roots       []string // path_scope: the roots as expanded, for rejections and start-up warnings
-	audit       bool     // a failure is only logged (secrets: {ingress: audit})
+	// clientRoots (path_scope: client_roots: true): the directories the
+	// client gave the server are roots too (Session.scopeFor).
+	clientRoots bool
+	audit       bool // a failure is only logged (secrets: {ingress: audit})
 	// limit is a rate_limit rule's limit (check is nil): it counts calls
 	// in the session, keyed by what fields selects; limitID names its
 	// window there (limitIDs).
@@ -290,7 +293,7 @@ func compileIngress(raw jsontext.Value, lookup func(string) (string, bool)) (*in
 	if rule.check, err = kind.build(raw, b); err != nil {
 		return nil, fmt.Errorf("%s: %v", r.Check, err)
 	}
-	rule.code, rule.roots, rule.limit = b.code, b.roots, b.limit
+	rule.code, rule.roots, rule.clientRoots, rule.limit = b.code, b.roots, b.clientRoots, b.limit
 	return rule, nil
 }
 

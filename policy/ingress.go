@@ -378,12 +378,16 @@ func (w *walker) release() {
 // schema, while one reached by a wildcard (`*`, `args[*]`) passes.
 func (w *walker) judge(mt match) *message.Rejection {
 	r, tool, validated := w.rule, w.tool, w.validated
+	check := r.check
+	if r.clientRoots && w.session != nil {
+		check = w.session.scopeFor(r)
+	}
 	var f *rules.Finding
 	if s, ok := w.text(mt); ok {
-		if bc, based := r.check.(basedCheck); based && len(w.bases) > 0 {
+		if bc, based := check.(basedCheck); based && len(w.bases) > 0 {
 			f = bc.CheckFrom(s, w.bases)
 		} else {
-			f = r.check.Check(s)
+			f = check.Check(s)
 		}
 	} else {
 		switch w.tree.nodes[mt.node].kind {
@@ -428,10 +432,14 @@ func (w *walker) judge(mt match) *message.Rejection {
 	if rem == "" {
 		rem = "Change the value of " + field + " so that it passes the policy's " + r.checkName + " check."
 	}
-	if len(r.roots) > 0 {
+	roots := r.roots
+	if r.clientRoots && w.session != nil {
+		roots = w.session.rootsFor(r)
+	}
+	if len(roots) > 0 {
 		// The roots are policy, not secrets: naming them lets the model
 		// correct the path instead of guessing.
-		rem += " Allowed roots: " + strings.Join(r.roots, ", ") + "."
+		rem += " Allowed roots: " + strings.Join(roots, ", ") + "."
 	}
 	val, _ := w.text(mt)
 	return &message.Rejection{

@@ -27,11 +27,17 @@ func (p *Policy) RootWarnings(argv []string) []string {
 			}
 		}
 	}
-	if len(all) == 0 {
+	follows := p.followsClient()
+	if len(all) == 0 && !follows {
 		return warnings
 	}
 	for _, d := range ServerDirs(argv) {
-		if !coveredBy(d.Abs, all) {
+		switch {
+		case follows && d.Abs == "/":
+			warnings = append(warnings, "the server's argument "+d.Arg+" is /, which client_roots never makes a root; calls with paths in it will be refused")
+		case follows:
+			// client_roots: the server's directories are roots.
+		case !coveredBy(d.Abs, all):
 			warnings = append(warnings, "the server's argument "+d.Arg+" is a directory that no path_scope root covers; calls with paths in it will be refused, relative paths included (roots: "+strings.Join(all, ", ")+")")
 		}
 	}

@@ -181,6 +181,8 @@ type Session struct {
 	// clientRoots are the directories of the client's last roots/list
 	// answer that the policy accepted (see RootsAnswer).
 	clientRoots atomic.Pointer[[]string]
+	// clientScopes are the checks of the client_roots rules (followClient).
+	clientScopes atomic.Pointer[clientScopes]
 	// serverDirs are the directories of the server's command line (see
 	// SetServerArgv); set before the session is used.
 	serverDirs []string
