@@ -6,20 +6,40 @@
 // Client.callTool validates structuredContent against the tool's
 // outputSchema, which the Go SDK client does not; that is what it tests.
 //
-//   node tsclient.mjs '{"command": "...", "args": [...], "env": {...},
+// With "roots" (file: URIs), it announces the roots capability, answers
+// roots/list with them, and makes its calls only once the server has
+// asked for them (as an agent's first call comes after the handshake).
+//
+//   node tsclient.mjs '{"command": "...", "args": [...], "env": {...}, "cwd": "...",
+//                       "roots": ["file:///..."],
 //                       "listTools": true, "calls": [{"name": "...", "arguments": {...}}]}'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const spec = JSON.parse(process.argv[2]);
 const transport = new StdioClientTransport({
   command: spec.command,
   args: spec.args,
   env: spec.env,
+  cwd: spec.cwd,
   stderr: 'inherit',
 });
-const client = new Client({ name: 'mcpguard-tsclient', version: '1.0.0' });
+const client = new Client({ name: 'mcpguard-tsclient', version: '1.0.0' },
+  spec.roots ? { capabilities: { roots: { listChanged: true } } } : undefined);
+let asked;
+const rootsAsked = new Promise((resolve) => { asked = resolve; });
+if (spec.roots) {
+  client.setRequestHandler(ListRootsRequestSchema, () => {
+    setTimeout(asked, 100); // the answer is on its way to the server
+    return { roots: spec.roots.map((uri) => ({ uri })) };
+  });
+}
 await client.connect(transport);
+if (spec.roots) {
+  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('the server never asked for roots')), 20000));
+  await Promise.race([rootsAsked, timeout]);
+}
 if (spec.listTools) {
   await client.listTools();
 }

@@ -58,7 +58,14 @@ func runTSClientListing(t *testing.T, env map[string]string, argv []string, call
 		env = map[string]string{}
 	}
 	env["PATH"] = os.Getenv("PATH")
-	stdout := string(runNodeClient(t, "tsclient.mjs", map[string]any{"command": argv[0], "args": argv[1:], "env": env, "listTools": listTools, "calls": calls}))
+	return runTSClientSpec(t, map[string]any{"command": argv[0], "args": argv[1:], "env": env, "listTools": listTools, "calls": calls}, len(calls))
+}
+
+// runTSClientSpec runs tsclient.mjs with spec (see its doc), which makes
+// ncalls calls, and returns what callTool gave for each.
+func runTSClientSpec(t *testing.T, spec map[string]any, ncalls int) []tsOutcome {
+	t.Helper()
+	stdout := string(runNodeClient(t, "tsclient.mjs", spec))
 	var out []tsOutcome
 	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		var o tsOutcome
@@ -67,8 +74,8 @@ func runTSClientListing(t *testing.T, env map[string]string, argv []string, call
 		}
 		out = append(out, o)
 	}
-	if len(out) != len(calls) {
-		t.Fatalf("tsclient gave %d outcomes for %d calls:\n%s", len(out), len(calls), stdout)
+	if len(out) != ncalls {
+		t.Fatalf("tsclient gave %d outcomes for %d calls:\n%s", len(out), ncalls, stdout)
 	}
 	return out
 }

@@ -244,3 +244,90 @@ func TestWrapInitStarterPolicy(t *testing.T) {
 	cs := connect(t, nil, append([]string{e.Command}, e.Args...)...)
 	listTools(t, cs)
 }
+
+// TestWrapVSCodeWorkspaceEntry: the standard VS Code filesystem entry,
+// whose directory is ${workspaceFolder}, works out of the box once
+// wrapped: the policy copy follows the directories the client gives the
+// server (client_roots) instead of the shipped ${HOME}/src. Started as
+// VS Code starts it (the variable expanded) under the TypeScript SDK
+// client, which announces the workspace as its root, reads in the
+// workspace pass, relative ones included, and reads outside it (the
+// shipped root among them) are refused by mcpguard. Started by a client
+// that announces no roots, the directory VS Code expanded into the
+// command line is the root.
+func TestWrapVSCodeWorkspaceEntry(t *testing.T) {
+	t.Parallel()
+	requireGuard(t)
+	bin := npmServer(t, "mcp-server-filesystem")
+	home, shippedRoot := shippedHome(t)
+	workspace := filepath.Join(home, "work", "app")
+	makeTree(t, workspace)
+	config := filepath.Join(home, ".config", "Code", "User", "mcp.json")
+	if err := os.MkdirAll(filepath.Dir(config), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	orig := []byte(`{
+  "servers": {
+    "filesystem": {
+      "type": "stdio",
+      "command": ` + quoteJSON(bin) + `,
+      "args": ["${workspaceFolder}"]
+    }
+  }
+}
+`)
+	if err := os.WriteFile(config, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cleanEnv(home)
+	out, errOut, code := runMcpguard(t, env, "wrap", "--project", t.TempDir(), "--policy-dir", filepath.Join(home, ".config", "mcpguard"))
+	if code != 0 || !strings.Contains(out, "roots follow the agent") {
+		t.Fatalf("wrap: status %d\n%s%s", code, out, errOut)
+	}
+	var doc struct {
+		Servers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"servers"`
+	}
+	wrapped, _ := os.ReadFile(config)
+	if err := jsonv2.Unmarshal(wrapped, &doc); err != nil {
+		t.Fatal(err)
+	}
+	entry := doc.Servers["filesystem"]
+	// VS Code expands ${workspaceFolder} in every argument.
+	args := slices.Clone(entry.Args)
+	for i, a := range args {
+		args[i] = strings.ReplaceAll(a, "${workspaceFolder}", workspace)
+	}
+	logFile := filepath.Join(home, "mcpguard.log")
+	calls := []tsCall{
+		{Name: "read_text_file", Arguments: map[string]any{"path": filepath.Join(workspace, "README.md")}},
+		{Name: "read_text_file", Arguments: map[string]any{"path": "README.md"}},
+		{Name: "read_text_file", Arguments: map[string]any{"path": filepath.Join(shippedRoot, "README.md")}},
+		{Name: "read_text_file", Arguments: map[string]any{"path": "/etc/hostname"}},
+		{Name: "read_text_file", Arguments: map[string]any{"path": filepath.Join(workspace, "..", "..", "src", "README.md")}},
+	}
+	for _, announce := range []bool{true, false} {
+		spec := map[string]any{"command": entry.Command, "args": append([]string{"--log", logFile}, args...), "cwd": workspace,
+			"env": map[string]string{"HOME": home, "PATH": os.Getenv("PATH")}, "listTools": true, "calls": calls}
+		if announce {
+			spec["roots"] = []string{"file://" + workspace}
+		}
+		got := runTSClientSpec(t, spec, len(calls))
+		for i, o := range got[:2] {
+			if o.Result == nil || o.Result.IsError || len(o.Result.Content) == 0 || !strings.Contains(o.Result.Content[0].Text, "# demo") {
+				t.Errorf("roots announced %v: %s in the workspace: %s", announce, calls[i].Arguments["path"], mustJSON(o))
+			}
+		}
+		for i, o := range got[2:] {
+			wantTSRejected(t, calls[2+i], o, "INPUT_REJECTED_PATH_SCOPE")
+		}
+	}
+	if out, errOut, code = runMcpguard(t, env, "unwrap", "--project", t.TempDir()); code != 0 {
+		t.Fatalf("unwrap: %d\n%s%s", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(config); !bytes.Equal(got, orig) {
+		t.Errorf("unwrap did not restore the file:\n%s", got)
+	}
+}

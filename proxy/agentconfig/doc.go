@@ -130,8 +130,12 @@
 // git.yaml) become the existing directories the server is given in its
 // arguments (its allowed directories, --repository=DIR), read by
 // policy.ServerDirs as init and path_scope read them: the copy then
-// neither refuses the server's ordinary work nor allows more. A server given no existing directory keeps the shipped
-// roots, and wrap says to review them.
+// neither refuses the server's ordinary work nor allows more. An entry
+// whose directory only the agent knows (${workspaceFolder}, or a relative
+// path in a user file's entry without cwd) gets client_roots: true in
+// place of the roots: the directories the agent gives the server when it
+// starts it. A server given no directory keeps the shipped roots, and
+// wrap says to review them.
 //
 // # Status
 //

@@ -161,11 +161,14 @@ func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
 			if t, ok := setRoots(text, roots); ok {
 				text, note = t, note+", roots set to the server's directories"
 			}
-		} else if rootsLine.Match(text) {
-			note += "; review its roots: the server names no existing directory"
-			if entryDir(c, s) == "" && relativeArg(s.Argv) {
-				note += " wrap can know (a relative path or a client variable: the agent decides what it means)"
+		} else if entryDir(c, s) == "" && relativeArg(s.Argv) {
+			// A relative path or a client variable: only the agent knows
+			// what it means when it starts the server.
+			if t, ok := followClientRoots(text); ok {
+				text, note = t, note+", roots follow the agent (client_roots: the server's directories as the agent starts it, and the roots the client announces)"
 			}
+		} else if rootsLine.Match(text) {
+			note += "; review its roots: the server names no existing directory wrap can know"
 		}
 	} else if p.Init != nil {
 		if p.DryRun {
@@ -277,6 +280,25 @@ func setRoots(text []byte, roots []string) ([]byte, bool) {
 	out := rootsLine.ReplaceAllFunc(text, func(line []byte) []byte {
 		m := rootsLine.FindSubmatch(line)
 		return append(append([]byte(nil), m[1]...), "["+strings.Join(quoted, ", ")+"] # the server's directories (mcpguard wrap)"...)
+	})
+	if _, err := policy.Load("policy", out, os.LookupEnv); err != nil {
+		return text, false
+	}
+	return out, true
+}
+
+// followClientRoots replaces the path_scope roots of a shipped policy with
+// client_roots: true, for an entry whose directory only the agent knows
+// (${workspaceFolder}, "."): the copy's roots are then the directories
+// the agent gives the server. The result must load.
+func followClientRoots(text []byte) ([]byte, bool) {
+	if len(rootsLine.FindAllIndex(text, -1)) != 1 {
+		return text, false
+	}
+	out := rootsLine.ReplaceAllFunc(text, func(line []byte) []byte {
+		m := rootsLine.FindSubmatch(line)
+		indent := bytes.TrimSuffix(m[1], []byte("roots: "))
+		return append(append([]byte(nil), indent...), "client_roots: true # the directories the agent gives the server (mcpguard wrap)"...)
 	})
 	if _, err := policy.Load("policy", out, os.LookupEnv); err != nil {
 		return text, false

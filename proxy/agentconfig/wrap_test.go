@@ -841,6 +841,9 @@ func TestWrapDoesNotWrapALaunchedGuardTwice(t *testing.T) {
 // TestRootsFollowTheAgent: a relative directory in an entry means the
 // directory the agent starts the server in (its cwd, its project), never
 // the one wrap runs in: wrapped from /, "." must not become the root /.
+// Where only the agent knows it (a user file's ".", ${workspaceFolder}),
+// the copy's roots are the client's (client_roots: true), not the
+// shipped ${HOME}/src.
 func TestRootsFollowTheAgent(t *testing.T) {
 	home := t.TempDir()
 	project := filepath.Join(home, "app")
@@ -875,19 +878,19 @@ func TestRootsFollowTheAgent(t *testing.T) {
 		prefix + "here.yaml": `roots: ["` + project + `"]`,
 		prefix + "docs.yaml": `roots: ["` + filepath.Join(project, "docs") + `"]`,
 		"cursor-cwd.yaml":    `roots: ["` + filepath.Join(data, "docs") + `"]`,
-		"cursor-dot.yaml":    `roots: ["${HOME}/src"]`,
-		"cursor-ws.yaml":     `roots: ["${HOME}/src"]`,
+		"cursor-dot.yaml":    "\n    client_roots: true # the directories the agent gives the server (mcpguard wrap)\n",
+		"cursor-ws.yaml":     "\n    client_roots: true # the directories the agent gives the server (mcpguard wrap)\n",
 	} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || !bytes.Contains(b, []byte(want)) {
 			t.Errorf("%s: want %s: %v\n%s", name, want, err, out.String())
 		}
-		if bytes.Contains(b, []byte(`roots: ["/"]`)) {
+		if bytes.Contains(b, []byte(`roots: ["/"]`)) || bytes.Contains(b, []byte("${HOME}/src")) {
 			t.Errorf("%s: rooted at /", name)
 		}
 	}
-	if !strings.Contains(out.String(), "wrap can know (a relative path or a client variable") {
-		t.Errorf("no review note for the relative entries:\n%s", out.String())
+	if strings.Count(out.String(), "roots follow the agent (client_roots") != 2 {
+		t.Errorf("wrap does not say the roots of the two relative entries follow the agent:\n%s", out.String())
 	}
 }
 
