@@ -174,6 +174,7 @@ func limitRejection(r *ingressRule, m *message.Message, wait time.Duration) *mes
 	return &message.Rejection{
 		ErrorCode:   codes.RateLimited,
 		Summary:     rateLimitSummary,
+		Lead:        rateLimitSummary,
 		Error:       "rate limit exceeded: " + reason + " (policy entry " + r.rule + ")",
 		Reason:      reason,
 		Remediation: "Wait " + plural(secs, "second") + " before calling " + what + " again; calls sooner are refused.",

@@ -27,13 +27,18 @@ type Rejection struct {
 	Field            string            `json:"field,omitempty"`
 	Rule             string            `json:"rule,omitempty"`
 	Retryable        bool              `json:"retryable"`
-	RetryAfter       int               `json:"retry_after_s,omitempty"` // a retryable refusal: whole seconds to wait
+	RetryAfter       int               `json:"retry_after_s,omitzero"` // a retryable refusal: whole seconds to wait
 	ValidationErrors []ValidationError `json:"validation_errors,omitempty"`
 
 	// Reason is the one-line reason without the field or the policy
 	// entry ("path is outside the allowed roots"), for Headline. Empty
 	// means Error stands in for it. Not serialised: Error carries it.
 	Reason string `json:"-"`
+
+	// Lead starts the headline in place of "Rejected unsafe MCP input",
+	// for a refusal that is not about unsafe input (a rate limit). Not
+	// serialised.
+	Lead string `json:"-"`
 
 	// Value is the offending value. It is never serialised: the log
 	// records only its length and a hash.
@@ -49,11 +54,11 @@ func (r *Rejection) Headline() string {
 	if reason == "" {
 		reason = reasonOf(r.Error)
 	}
-	summary := r.Summary
-	if summary == "" {
-		summary = Summary
+	lead := r.Lead
+	if lead == "" {
+		lead = Summary
 	}
-	h := summary + ": " + reason
+	h := lead + ": " + reason
 	if r.Field != "" {
 		h += " (field " + r.Field + ")"
 	}
