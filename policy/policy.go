@@ -86,7 +86,9 @@ type Policy struct {
 }
 
 // foldGlob is a glob entry, case folded, and its entry.
-type foldGlob struct{ pattern, rule string }
+// foldGlob is a glob entry of tools:, as canon.Fold reads names (pattern)
+// and as canon.Loose does (loose: canon.LooseGlob).
+type foldGlob struct{ pattern, loose, rule string }
 
 // looseNames are the tools one action of the tools: section names, as a
 // server that matches names loosely resolves them: send_email runs for a
@@ -96,8 +98,8 @@ type looseNames struct {
 	// exact maps the canon.Loose name of every entry with an exact name
 	// to the entry.
 	exact map[string]string
-	// fold are the glob entries, case folded, to match canon.Fold of a
-	// name (GIT_PUSH for git_*).
+	// fold are the glob entries, to match canon.Fold of a name (GIT_PUSH
+	// for git_*) and canon.Loose of it (gіt_push with a Cyrillic і).
 	fold []foldGlob
 	// seen caches match by name (names come from the agent: at most
 	// maxCachedRuleSets of them).
@@ -112,7 +114,7 @@ func newLooseNames(tools []*toolEntry, a action) *looseNames {
 		switch {
 		case t.action != a:
 		case t.glob:
-			l.fold = append(l.fold, foldGlob{pattern: canon.Fold(t.pattern), rule: t.rule})
+			l.fold = append(l.fold, foldGlob{pattern: canon.Fold(t.pattern), loose: canon.LooseGlob(t.pattern), rule: t.rule})
 		default:
 			l.exact[canon.Loose(t.pattern)] = t.rule
 		}
@@ -121,8 +123,8 @@ func newLooseNames(tools []*toolEntry, a action) *looseNames {
 }
 
 // match returns the entry that names a spelling of tool a loose server
-// may resolve: an exact entry under canon.Loose, a glob under canon.Fold;
-// "" when none does.
+// may resolve: an exact entry under canon.Loose, a glob under canon.Fold
+// or canon.Loose; "" when none does.
 func (l *looseNames) match(tool string) string {
 	if l == nil || len(l.exact) == 0 && len(l.fold) == 0 {
 		return ""
@@ -130,11 +132,16 @@ func (l *looseNames) match(tool string) string {
 	if v, ok := l.seen.Load(tool); ok {
 		return v.(string)
 	}
-	rule, ok := l.exact[canon.Loose(tool)]
+	loose := canon.Loose(tool)
+	rule, ok := l.exact[loose]
 	if !ok {
 		folded := canon.Fold(tool)
 		for _, g := range l.fold {
-			if m, _ := path.Match(g.pattern, folded); m {
+			m, _ := path.Match(g.pattern, folded)
+			if !m {
+				m, _ = path.Match(g.loose, loose)
+			}
+			if m {
 				rule = g.rule
 				break
 			}

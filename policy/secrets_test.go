@@ -291,7 +291,7 @@ func TestInputResponsesSecrets(t *testing.T) {
 // spellings a server that matches names loosely resolves to it.
 func TestDeniedToolNameVariants(t *testing.T) {
 	p := loadWithEnv(t, "version: 1\ntools:\n  send_email: deny\n  read_mail: allow\n  \"git_*\": deny\n")
-	for _, name := range []string{"send_email", "SEND_EMAIL", "Send_Email", "send_email ", "s\u0435nd_email", "ｓｅｎｄ_ｅｍａｉｌ", "git_push", "GIT_PUSH", " Git_Push", "ｇｉｔ_push"} {
+	for _, name := range []string{"send_email", "SEND_EMAIL", "Send_Email", "send_email ", "s\u0435nd_email", "ｓｅｎｄ_ｅｍａｉｌ", "git_push", "GIT_PUSH", " Git_Push", "ｇｉｔ_push", "g\u0456t_push", "\u0261it_push", "GIT_\u0420USH"} {
 		line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`
 		if ev := p.Evaluate([]byte(line), nil); ev.Verdict != Rejected || ev.ErrorCode != codes.ToolDenied {
 			t.Errorf("%q: got %s %s", name, ev.Verdict, ev.ErrorCode)

@@ -24,3 +24,53 @@ func Fold(name string) string {
 func Loose(name string) string {
 	return cases.Fold().String(confusables.Skeleton(Fold(name)))
 }
+
+// LooseGlob is Loose for a path.Match pattern: each literal run reads as
+// Loose reads a name, and the metacharacters (*, ?, [classes], \
+// escapes) stay as written, so Loose(name) matches LooseGlob(pattern)
+// when name is a look-alike of a name the pattern matches: a deny of
+// git_* catches gіt_push with a Cyrillic і. Classes are kept as written
+// (case folded); a bad pattern stays bad.
+func LooseGlob(pattern string) string {
+	p := Fold(pattern)
+	var b, run strings.Builder
+	flush := func() {
+		for _, r := range cases.Fold().String(confusables.Skeleton(run.String())) {
+			if strings.ContainsRune(`*?[\`, r) {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		run.Reset()
+	}
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '*', '?':
+			flush()
+			b.WriteByte(c)
+		case '\\':
+			if i+1 < len(p) {
+				i++
+			}
+			run.WriteByte(p[i])
+		case '[':
+			flush()
+			j := i + 1
+			if j < len(p) && p[j] == '^' {
+				j++
+			}
+			for first := true; j < len(p) && (p[j] != ']' || first); j++ {
+				if p[j] == '\\' {
+					j++
+				}
+				first = false
+			}
+			b.WriteString(p[i:min(j+1, len(p))])
+			i = j
+		default:
+			run.WriteByte(c)
+		}
+	}
+	flush()
+	return b.String()
+}
