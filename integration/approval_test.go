@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -350,5 +351,178 @@ func TestApprovalPromptHostileArgumentSDK(t *testing.T) {
 	}
 	if !strings.Contains(msg, `Tool: "echo"`) || !strings.Contains(msg, `"tools.echo"`) {
 		t.Errorf("the prompt does not name the tool and the rule:\n%s", msg)
+	}
+}
+
+// tsApproval is what approval.mjs printed.
+type tsApproval struct {
+	Calls     []tsOutcome `json:"calls"`
+	Prompts   []string    `json:"prompts"`
+	Withdrawn int         `json:"withdrawn"`
+}
+
+// runTSApproval runs approval.mjs against testserver behind mcpguard with
+// policy: elicitation says whether the client declares it, answers are
+// its answers to the prompts in order.
+func runTSApproval(t *testing.T, policy string, elicitation bool, answers []any, calls []tsCall) tsApproval {
+	t.Helper()
+	argv := guardArgv(t, &guardOpts{Policy: policy}, testserverBin)
+	stdout := runNodeClient(t, "approval.mjs", map[string]any{"command": argv[0], "args": argv[1:],
+		"env": map[string]string{"PATH": os.Getenv("PATH")}, "elicitation": elicitation, "answers": answers, "calls": calls})
+	var out tsApproval
+	if err := json.Unmarshal(stdout, &out); err != nil || len(out.Calls) != len(calls) {
+		t.Fatalf("approval.mjs printed %q (%v)", stdout, err)
+	}
+	return out
+}
+
+// tsRejected returns the rejection in an isError result, nil for a
+// result that is not one (the call ran).
+func tsRejected(t *testing.T, o tsOutcome) *askRejection {
+	t.Helper()
+	if o.Error != nil || o.Result == nil || len(o.Result.Content) != 1 {
+		t.Fatalf("want a tool result, got %s", mustJSON(o))
+	}
+	if !o.Result.IsError {
+		return nil
+	}
+	text := o.Result.Content[0].Text
+	var r askRejection
+	if err := json.Unmarshal([]byte(text[strings.LastIndexByte(text, '\n')+1:]), &r); err != nil {
+		t.Fatalf("an error result that is not a rejection: %q", text)
+	}
+	return &r
+}
+
+// TestApprovalTSClient: the TypeScript SDK client's elicitation handler
+// answers: allow once, allow for the session (the next call is not
+// asked), deny, decline, cancel, no answer (the prompt is withdrawn when
+// the timeout denies), and a client without elicitation.
+func TestApprovalTSClient(t *testing.T) {
+	t.Parallel()
+	requireGuard(t)
+	echo := func(text string) tsCall { return tsCall{Name: "echo", Arguments: map[string]any{"text": text}} }
+	t.Run("answers", func(t *testing.T) {
+		t.Parallel()
+		answers := []any{
+			map[string]any{"action": "accept", "decision": "allow_once"},
+			map[string]any{"action": "accept", "decision": "deny"},
+			map[string]any{"action": "decline"},
+			map[string]any{"action": "cancel"},
+			map[string]any{"action": "accept", "decision": "allow_session"},
+		}
+		calls := []tsCall{echo("once"), echo("denied"), echo("declined"), echo("dismissed"), echo("session"), echo("remembered"), {Name: "slow", Arguments: map[string]any{"ms": 1}}}
+		out := runTSApproval(t, askPolicy(t, "20s"), true, answers, calls)
+		want := []string{"once", "OP_APPROVAL_DENIED", "OP_APPROVAL_DENIED", "OP_APPROVAL_DENIED", "session", "remembered", "slept 1 ms"}
+		for i, o := range out.Calls {
+			got := ""
+			if rej := tsRejected(t, o); rej != nil {
+				got = rej.ErrorCode
+			} else {
+				got = o.Result.Content[0].Text
+			}
+			if got != want[i] {
+				t.Errorf("call %d (%v): got %q, want %q", i, calls[i].Arguments, got, want[i])
+			}
+		}
+		if len(out.Prompts) != 5 {
+			t.Errorf("%d prompts, want 5 (the call after allow for this session, and slow, are not asked)", len(out.Prompts))
+		}
+		for _, p := range out.Prompts {
+			if !strings.Contains(p, `Tool: "echo"`) || !strings.Contains(p, `"tools.echo"`) {
+				t.Errorf("prompt %q", p)
+			}
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		t.Parallel()
+		out := runTSApproval(t, askPolicy(t, "1s"), true, []any{"never"}, []tsCall{echo("late")})
+		rej := tsRejected(t, out.Calls[0])
+		if rej == nil || rej.ErrorCode != "OP_APPROVAL_TIMEOUT" || !rej.Retryable {
+			t.Errorf("got %+v, want a retryable OP_APPROVAL_TIMEOUT", rej)
+		}
+		if out.Withdrawn != 1 {
+			t.Errorf("%d prompts withdrawn, want 1", out.Withdrawn)
+		}
+	})
+	t.Run("no elicitation", func(t *testing.T) {
+		t.Parallel()
+		out := runTSApproval(t, askPolicy(t, "20s"), false, nil, []tsCall{echo("x")})
+		rej := tsRejected(t, out.Calls[0])
+		if rej == nil || rej.ErrorCode != "OP_APPROVAL_REQUIRED" || !strings.Contains(rej.Remediation, "from ask to allow") {
+			t.Errorf("got %+v, want OP_APPROVAL_REQUIRED saying how to allow the call", rej)
+		}
+		if len(out.Prompts) != 0 {
+			t.Errorf("a client without elicitation was prompted")
+		}
+	})
+}
+
+// TestApprovalCancelledByAgentSDK: the agent gives up on a held call
+// (notifications/cancelled): the prompt is withdrawn, the call never
+// reaches the server, and the session goes on.
+func TestApprovalCancelledByAgentSDK(t *testing.T) {
+	t.Parallel()
+	asked := make(chan struct{}, 2)
+	withdrawn := make(chan struct{}, 1)
+	var asks atomic.Int32
+	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+	cs := connectAsked(t, func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- struct{}{}
+		if asks.Add(1) == 1 {
+			<-ctx.Done()
+			withdrawn <- struct{}{}
+			return nil, ctx.Err()
+		}
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow_once"}}, nil
+	}, askPolicy(t, "30s"), logFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "given up"}})
+		done <- err
+	}()
+	select {
+	case <-asked:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the user was never asked")
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("the cancelled call returned a result")
+	}
+	select {
+	case <-withdrawn:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the prompt of the cancelled call was not withdrawn")
+	}
+	if got, rej := callEcho(t, cs, "next"); rej != nil || got != "next" {
+		t.Errorf("the call after a cancelled one: %q, %+v", got, rej)
+	}
+	cancelled := false
+	for _, ev := range approvalLog(t, logFile) {
+		cancelled = cancelled || ev["action"] == "dropped" && strings.Contains(ev["message"].(string), "cancelled")
+	}
+	if !cancelled {
+		t.Errorf("no log line for the call cancelled while held: %v", approvalLog(t, logFile))
+	}
+}
+
+// TestApprovalAfterToolsListingSDK: a call that server_schema: enforce
+// holds while mcpguard lists the server's tools (the client never listed
+// them) is then asked about like any other.
+func TestApprovalAfterToolsListingSDK(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "ask.yaml")
+	if err := os.WriteFile(p, []byte("version: 1\ntools:\n  \"*\": {server_schema: enforce}\n  echo: ask\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var prompts prompts
+	cs := connectAsked(t, decide(&prompts, "allow_once"), p, filepath.Join(t.TempDir(), "mcpguard.log"))
+	if got, rej := callEcho(t, cs, "listed first"); rej != nil || got != "listed first" {
+		t.Fatalf("got %q, %+v", got, rej)
+	}
+	if prompts.count() != 1 {
+		t.Errorf("%d prompts, want 1", prompts.count())
 	}
 }
