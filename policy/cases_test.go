@@ -31,15 +31,16 @@ type caseFile struct {
 }
 
 type policyCase struct {
-	Note      string `yaml:"note"`
-	Method    string `yaml:"method"` // default tools/call
-	Tool      string `yaml:"tool"`   // params.name
-	Arguments any    `yaml:"arguments"`
-	URI       string `yaml:"uri"`     // resources/read
-	Message   string `yaml:"message"` // a raw line instead of the above
-	Want      string `yaml:"want"`    // "allow", "ask" (held for the user) or the error_code
-	Field     string `yaml:"field"`   // optional: the field the rejection names
-	Rule      string `yaml:"rule"`    // optional: the rule the rejection names
+	Note      string  `yaml:"note"`
+	Method    string  `yaml:"method"` // default tools/call
+	Tool      string  `yaml:"tool"`   // params.name
+	Arguments any     `yaml:"arguments"`
+	URI       string  `yaml:"uri"`     // resources/read
+	Message   string  `yaml:"message"` // a raw line instead of the above
+	Held      []Label `yaml:"held"`    // labels the session holds before the message
+	Want      string  `yaml:"want"`    // "allow", "ask" (held for the user) or the error_code
+	Field     string  `yaml:"field"`   // optional: the field the rejection names
+	Rule      string  `yaml:"rule"`    // optional: the rule the rejection names
 	// Repeat, when over 1, judges the message that many times in one
 	// session (state such as rate limits carries over); the last verdict
 	// is the case's, every earlier one must be allow.
@@ -150,6 +151,9 @@ func TestPolicyCases(t *testing.T) {
 					shared, notes = p.evalSession(tools)
 				}
 				s := shared
+				for _, l := range c.Held {
+					s.flow.learn(labelBit(l), "(earlier call)", "held: in the case")
+				}
 				for n := 1; n < c.Repeat; n++ {
 					if ev := s.evaluate(line, notes); ev.Verdict != Allowed {
 						t.Errorf("case %d %q: judgement %d of %d: %s (%s), want allow", i, c.Note, n, c.Repeat, ev.ErrorCode, ev.Error)

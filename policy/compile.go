@@ -31,6 +31,7 @@ type fileV1 struct {
 	LintAllow    map[string][]string       `json:"lint_allow"`
 	ServerReqs   *serverRequestsV1         `json:"server_requests"`
 	Approval     *approvalV1               `json:"approval"`
+	Flows        []flowV1                  `json:"flows"`
 }
 
 type toolV1 struct {
@@ -38,6 +39,7 @@ type toolV1 struct {
 	ServerSchema string         `json:"server_schema"`
 	Action       string         `json:"action"`
 	Secrets      *secretsV1     `json:"secrets"`
+	Labels       []string       `json:"labels"`
 }
 
 // ingressV1 is what every ingress rule has; a check's own option members
@@ -75,7 +77,8 @@ type toolEntry struct {
 	schema       *argSchema
 	serverSchema bool
 	secrets      *secretsV1 // the tool's secrets: block, nil when none
-	rule         string     // "tools.<pattern>", for rejections
+	labels       labelSet
+	rule         string // "tools.<pattern>", for rejections
 }
 
 func (t *toolEntry) matches(name string) bool {
@@ -185,6 +188,10 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 				}
 			}
 			e.serverSchema = t.ServerSchema == "enforce"
+			for _, l := range t.Labels {
+				e.labels |= labelBit(Label(l))
+			}
+			p.labelled = p.labelled || e.labels != 0
 			if t.Secrets != nil {
 				if t.Secrets.Env != nil || t.Secrets.Files != nil {
 					errs = append(errs, at(ptr+"/secrets", "secrets.env and secrets.files belong at the top of the policy"))
@@ -235,6 +242,8 @@ func compile(f *fileV1, at func(pointer, msg string) *Error, lookup func(string)
 		rule.rule = fmt.Sprintf("egress[%d]", i)
 		p.egress = append(p.egress, rule)
 	}
+	p.flows = compileFlows(f.Flows)
+	p.labelled = p.labelled || len(p.flows) > 0
 	sp, err := compileSecrets(f)
 	if err != nil {
 		return p, append(errs, at("/secrets", err.Error()))

@@ -34,7 +34,19 @@ import (
 // a plain protocol name, or whose string id holds anything `text` would
 // change, is refused (an error) rather than relayed: the client hands
 // both to application code and logs as they are.
+//
+// A response to a tools/call (or tasks/result) gives the agent session
+// the labels of its tool, and private when a credential was redacted
+// from it (see learnResult).
 func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
+	out, rewrites, err := s.egress(m, call)
+	if err == nil && call != nil && m.Kind == message.Response && m.Result != nil && !(call.Task && call.Method == "tools/call") {
+		s.learnResult(call, rewrites)
+	}
+	return out, rewrites, err
+}
+
+func (s *Session) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
 	if m.Kind != message.Response {
 		if err := checkRouting(m); err != nil {
 			return nil, nil, err

@@ -60,6 +60,16 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 		if rej = s.checkPin(pins.Tool, m.Name); rej == nil {
 			rej, asks = s.checkToolCall(m, extra)
 		}
+		if rej == nil {
+			var audit bool
+			if rej, audit = s.checkFlows(m.Name); rej != nil {
+				v := Verdict{Rejection: rej, Audit: s.p.Mode == Audit || audit}
+				if s.p.RejectAsError {
+					v.AsError, v.Code = true, jsonrpc2.CodeInvalidParams
+				}
+				return v
+			}
+		}
 	case m.Method == "prompts/get":
 		if rej = s.checkPin(pins.Prompt, m.Name); rej == nil {
 			rej = s.checkRules(m.Method, m.Name, m.Arguments, false, extra)

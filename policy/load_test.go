@@ -22,7 +22,7 @@ func TestLoadReportsWhereAndWhat(t *testing.T) {
 		{"bad mode", "version: 1\nmode: lenient\n", "bad.yaml:2:7: mode: `lenient` is not a valid mode; allowed: enforce, audit"},
 		{"unknown top key", "version: 1\nunknown_tool: deny\n", "bad.yaml:2:15: unknown key `unknown_tool`; did you mean `unknown_tools`?"},
 		{"typo in enum", "version: 1\nreject_as: errors\n", "bad.yaml:2:12: reject_as: `errors` is not a valid reject_as; allowed: result, error (did you mean `error`?)"},
-		{"typo in tool setting", "version: 1\ntools:\n  a: denny\n", "bad.yaml:3:6: tools.a: `denny` is not a valid tool setting; allowed: allow, deny (did you mean `deny`?), or a mapping of action, schema, secrets, server_schema"},
+		{"typo in tool setting", "version: 1\ntools:\n  a: denny\n", "bad.yaml:3:6: tools.a: `denny` is not a valid tool setting; allowed: allow, deny (did you mean `deny`?), or a mapping of action, labels, schema, secrets, server_schema"},
 		{"typo in check", "version: 1\ningress:\n  - fields: [a]\n  - fields: [p]\n    check: path_scop\n", "bad.yaml:3:5: ingress[0]: missing key `check`; one of "},
 		{"key of another check", "version: 1\ningress:\n  - fields: [a]\n    check: control_chars\n    long: [--x]\n", "bad.yaml:5:5: ingress[0]: `long` does not apply to check control_chars (it is a key of dangerous_flags)"},
 		{"flags without flags", "version: 1\ningress:\n  - fields: [a]\n    check: dangerous_flags\n", "bad.yaml:3:5: ingress[0]: check dangerous_flags needs `long` or `short_prefixes`"},

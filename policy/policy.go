@@ -83,6 +83,11 @@ type Policy struct {
 	secrets *secretsPolicy
 	// serverRequests is the server_requests: section.
 	serverRequests *serverRequestsPolicy
+
+	// flows are the flows: rules; labelled says a tool entry has labels
+	// or flows: has rules (without either, no call pays for labels).
+	flows    []*flowRule
+	labelled bool
 }
 
 // foldGlob is a glob entry, case folded, and its entry.
@@ -251,7 +256,8 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
 		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, AskTimeout: p.AskTimeout, lock: p.lock, linted: p.linted, schemas: p.schemas, tools: p.tools, ingress: p.ingress, egress: p.egress, limits: p.limits,
-		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, looseAsked: p.looseAsked, secrets: p.secrets, serverRequests: p.serverRequests}
+		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, looseAsked: p.looseAsked, secrets: p.secrets, serverRequests: p.serverRequests,
+		flows: p.flows, labelled: p.labelled}
 }
 
 // sortTools puts exact names before globs, each in name order, so that
@@ -273,6 +279,7 @@ type toolDecision struct {
 	serverSchema bool
 	schemaRule   string // the entry that asked for the schema check
 	ask          string // the first tools: entry that asks about every call, "" when none
+	labels       labelSet
 }
 
 // tool resolves a tool name against tools:. A matching deny wins over
@@ -306,6 +313,7 @@ func (p *Policy) tool(name string) toolDecision {
 		if t.serverSchema {
 			d.serverSchema = true
 		}
+		d.labels |= t.labels
 	}
 	if !listed && p.DenyUnknown {
 		return toolDecision{denied: true, rule: "unknown_tools"}

@@ -37,6 +37,9 @@ type Call struct {
 	Tool   string // tools/call, prompts/get: the name called; tasks/result: the tool that created the task
 	Task   bool   // tools/call: task-augmented (params.task), its reply creates a task
 	TaskID string // tasks/result: params.taskId
+	// outside: the call reads a path outside the project (see
+	// readsOutsideProject); its result gives the session private.
+	outside bool
 }
 
 // CallOf is what the relay remembers of a request from the agent that
@@ -46,6 +49,7 @@ func (s *Session) CallOf(m *message.Message) Call {
 	switch m.Method {
 	case "tools/call":
 		c.Task = m.Task
+		c.outside = s.readsOutsideProject(m.Name, m.Arguments)
 	case "tasks/result":
 		var p struct {
 			TaskID string `json:"taskId"`
@@ -196,6 +200,12 @@ type Session struct {
 	// decision on an inputRequests entry of a result (see Egress); the
 	// relay logs its own decisions on the server's requests.
 	OnServerRequest func(ServerRequestDecision)
+	// OnLabel, when set (before the session is used), gets the labels
+	// this session gives its agent session that are new to it, and the
+	// error when the shared state could not take them.
+	OnLabel func(fresh []LabelEvent, err error)
+
+	flow flowState
 }
 
 // AwaitsServerSchema reports whether m is a tools/call that

@@ -33,6 +33,9 @@ const (
 	ToolChanged  = "INPUT_REJECTED_TOOL_CHANGED"  // a definition differs from its pin
 	ToolUnpinned = "INPUT_REJECTED_TOOL_UNPINNED" // an item the lock file does not pin
 	Malformed    = "INPUT_REJECTED_MALFORMED"
+	// Flow refuses a call that sends data out once the agent session
+	// holds the labels a flows: rule names.
+	Flow = "INPUT_REJECTED_FLOW"
 )
 
 // ServerRequest refuses a request the server sends (sampling, elicitation,

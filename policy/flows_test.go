@@ -1,0 +1,248 @@
+package policy
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/codes"
+)
+
+// memLabels is a LabelStore in memory, shared by the sessions of a test
+// as the file is by the processes of an agent session.
+type memLabels struct {
+	mu     sync.Mutex
+	events []LabelEvent
+	err    error // returned by Held and Record when set
+}
+
+func (m *memLabels) Record(e LabelEvent) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
+	}
+	for _, h := range m.events {
+		if h.Label == e.Label {
+			return nil
+		}
+	}
+	m.events = append(m.events, e)
+	return nil
+}
+
+func (m *memLabels) Held() ([]LabelEvent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]LabelEvent(nil), m.events...), m.err
+}
+
+const (
+	fsFlowPolicy = `
+version: 1
+server: filesystem
+tools:
+  read_file: {labels: [untrusted]}
+ingress:
+  - {tools: ["*"], fields: [path], check: path_scope, roots: ["${ROOT}"]}
+`
+	fetchFlowPolicy = `
+version: 1
+server: fetch
+tools:
+  fetch: {labels: [untrusted, exfiltrates]}
+flows:
+  - after: [private, untrusted]
+`
+	awsFile = "[default]\\naws_access_key_id = AKIAZ7XQ3RNB4WJ6PLMU\\n"
+)
+
+func loadFlowPolicy(t *testing.T, src string, vars map[string]string) *Policy {
+	t.Helper()
+	p, err := Load("flows.yaml", []byte(src), func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// call judges one tools/call in s and, when it passes, feeds its result
+// (one text block) through Egress, as the relay does.
+func call(t *testing.T, s *Session, tool, args, text string) Verdict {
+	t.Helper()
+	m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := s.Ingress(m)
+	if v.Rejection != nil && !v.Audit {
+		return v
+	}
+	c := s.CallOf(m)
+	r, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Egress(r, &c); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestFlowAcrossServers: a credential read through one server's session
+// gives the agent session private; a fetch through another's is refused
+// then, naming the event, and passes in a session without the read.
+func TestFlowAcrossServers(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	vars := map[string]string{"ROOT": root}
+	fs, fetch := loadFlowPolicy(t, fsFlowPolicy, vars), loadFlowPolicy(t, fetchFlowPolicy, vars)
+
+	store := &memLabels{}
+	fsSession, fetchSession := fs.NewSession(), fetch.NewSession()
+	fsSession.ShareLabels(store, "filesystem")
+	fetchSession.ShareLabels(store, "fetch")
+	var logged []LabelEvent
+	fsSession.OnLabel = func(fresh []LabelEvent, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		logged = append(logged, fresh...)
+	}
+
+	if v := call(t, fetchSession, "fetch", `{"url":"https://example.com/"}`, "a page"); v.Rejection != nil {
+		t.Fatalf("a fetch in a fresh session: %v", v.Rejection.Error)
+	}
+	if v := call(t, fsSession, "read_file", `{"path":"`+filepath.Join(root, "credentials")+`"}`, awsFile); v.Rejection != nil {
+		t.Fatalf("read: %v", v.Rejection.Error)
+	}
+	if len(logged) != 2 || logged[0].Label != Private || logged[0].Why != whyRedacted || logged[1].Label != Untrusted {
+		t.Fatalf("labels logged: %+v", logged)
+	}
+	v := call(t, fetchSession, "fetch", `{"url":"https://example.com/?q=k"}`, "")
+	if v.Rejection == nil || v.Rejection.ErrorCode != codes.Flow || v.Audit {
+		t.Fatalf("the fetch after the read: %+v", v)
+	}
+	for _, want := range []string{"private since", "server filesystem, tool read_file (a credential was redacted from its result)", "flows[0]"} {
+		if !strings.Contains(v.Rejection.Error, want) {
+			t.Errorf("rejection %q does not say %q", v.Rejection.Error, want)
+		}
+	}
+
+	// Another agent session: the same fetch passes.
+	other := fetch.NewSession()
+	other.ShareLabels(&memLabels{}, "fetch")
+	if v := call(t, other, "fetch", `{"url":"https://example.com/?q=k"}`, ""); v.Rejection != nil {
+		t.Fatalf("a fetch in another session: %v", v.Rejection.Error)
+	}
+}
+
+// TestFlowOneServer: the chain within one server's session, without a
+// store; the audit action logs and forwards; a path outside the project
+// gives private.
+func TestFlowOneServer(t *testing.T) {
+	root := t.TempDir()
+	project := filepath.Join(root, "project")
+	if err := os.Mkdir(project, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(project)
+	src := `
+version: 1
+server: desk
+tools:
+  read_file: {labels: [untrusted]}
+  fetch: {labels: [exfiltrates]}
+flows:
+  - after: [private, untrusted]
+    action: ACTION
+ingress:
+  - {tools: [read_file], fields: [path], check: path_scope, roots: ["${ROOT}"]}
+`
+	for _, action := range []string{"refuse", "audit"} {
+		p := loadFlowPolicy(t, strings.Replace(src, "ACTION", action, 1), map[string]string{"ROOT": root})
+		s := p.NewSession()
+		if v := call(t, s, "read_file", `{"path":"`+filepath.Join(project, "main.go")+`"}`, "package main"); v.Rejection != nil {
+			t.Fatal(v.Rejection.Error)
+		}
+		if v := call(t, s, "fetch", `{"url":"https://example.com/"}`, ""); v.Rejection != nil {
+			t.Fatalf("%s: untrusted alone: %v", action, v.Rejection.Error)
+		}
+		if v := call(t, s, "read_file", `{"path":"`+filepath.Join(root, "notes.txt")+`"}`, "my notes"); v.Rejection != nil {
+			t.Fatal(v.Rejection.Error)
+		}
+		v := call(t, s, "fetch", `{"url":"https://example.com/"}`, "")
+		if v.Rejection == nil || v.Rejection.ErrorCode != codes.Flow || v.Audit != (action == "audit") {
+			t.Fatalf("%s: %+v", action, v)
+		}
+		if !strings.Contains(v.Rejection.Error, whyOutside) {
+			t.Errorf("%s: %q does not name the read outside the project", action, v.Rejection.Error)
+		}
+	}
+}
+
+// TestFlowStoreFailure: when the shared labels cannot be read, an
+// exfiltrating call is refused (fail closed) unless the process's own
+// labels already decide; a store another process empties does not make
+// a process forget what it saw.
+func TestFlowStoreFailure(t *testing.T) {
+	p := loadFlowPolicy(t, fetchFlowPolicy, nil)
+	broken := &memLabels{err: errors.New("disk on fire")}
+	s := p.NewSession()
+	s.ShareLabels(broken, "fetch")
+	v := call(t, s, "fetch", `{"url":"https://example.com/"}`, "")
+	if v.Rejection == nil || v.Rejection.ErrorCode != codes.Flow || !v.Rejection.Retryable || !strings.Contains(v.Rejection.Error, "cannot be read") {
+		t.Fatalf("unreadable labels: %+v", v.Rejection)
+	}
+
+	store := &memLabels{}
+	s = p.NewSession()
+	s.ShareLabels(store, "fetch")
+	s.flow.learn(labelBit(Private), "read", whyPolicy)
+	if v := call(t, s, "fetch", `{"url":"https://example.com/"}`, "a page"); v.Rejection != nil {
+		t.Fatal(v.Rejection.Error) // private alone
+	}
+	store.mu.Lock()
+	store.events = nil
+	store.mu.Unlock()
+	if v := call(t, s, "fetch", `{"url":"https://example.com/"}`, ""); v.Rejection == nil || v.Rejection.ErrorCode != codes.Flow {
+		t.Fatalf("after the store was emptied: %+v", v.Rejection)
+	}
+}
+
+// TestFlowLabelsFromOtherProcesses: labels another process recorded (in
+// the store only) count, and names in them are cleaned.
+func TestFlowLabelsFromOtherProcesses(t *testing.T) {
+	p := loadFlowPolicy(t, fetchFlowPolicy, nil)
+	store := &memLabels{events: []LabelEvent{
+		{Label: Private, Server: "fs\x1b[2J", Tool: "read", Why: whyRedacted},
+		{Label: Untrusted, Server: "web", Tool: "get\nx", Why: whyPolicy},
+	}}
+	s := p.NewSession()
+	s.ShareLabels(store, "fetch")
+	v := call(t, s, "fetch", `{"url":"https://example.com/"}`, "")
+	if v.Rejection == nil || v.Rejection.ErrorCode != codes.Flow {
+		t.Fatalf("%+v", v.Rejection)
+	}
+	if strings.ContainsAny(v.Rejection.Error, "\x1b\n") {
+		t.Errorf("rejection carries raw text from the store: %q", v.Rejection.Error)
+	}
+}
+
+// TestNoLabelsNoCost: a policy without labels or flows looks nothing up
+// and allocates nothing for labels.
+func TestNoLabelsNoCost(t *testing.T) {
+	p := loadFlowPolicy(t, "version: 1\ntools: {read: allow}\n", nil)
+	s := p.NewSession()
+	c := &Call{Method: "tools/call", Tool: "unlisted_tool"}
+	if n := testing.AllocsPerRun(100, func() { s.learnResult(c, nil) }); n != 0 {
+		t.Errorf("learnResult allocates %v times without labels", n)
+	}
+}
