@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/mcpguard/mcpguard/policy"
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
+	"github.com/mcpguard/mcpguard/proxy/sessionstore"
 	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
@@ -45,6 +47,10 @@ type Config struct {
 	// RawStderr passes the server's stderr through unchanged instead of
 	// line by line through the text canonicaliser.
 	RawStderr bool
+	// Labels is the state shared by the mcpguard processes of the agent
+	// session (see policy.LabelStore); Run uses the session of
+	// mcpguard's parent process when it is nil.
+	Labels policy.LabelStore
 }
 
 // ServerName is the name a run is logged under: the policy's server, else
@@ -72,6 +78,8 @@ type relay struct {
 	tools      *toolsFetch
 	// approvals holds the calls that wait for the user (action: ask).
 	approvals *approvals
+	// labelWarned: the warning that labels cannot be shared was logged.
+	labelWarned atomic.Bool
 }
 
 // Run starts the server and relays until the server has exited and its
@@ -98,6 +106,12 @@ func Run(cfg Config) int {
 		fmt.Fprintf(cfg.Stderr, "mcpguard: cannot start %q: %v\n", cfg.Argv, err)
 		cfg.Log.Log(eventlog.Event{Level: zerolog.ErrorLevel, Event: eventlog.EventStart, Message: "cannot start the MCP server: " + err.Error()})
 		return 127
+	}
+
+	if cfg.Labels == nil {
+		labels := sessionstore.ForParent()
+		defer labels.Close()
+		cfg.Labels = labels
 	}
 
 	signals := make(chan os.Signal, 4)
@@ -165,6 +179,10 @@ func serve(cfg Config, server *downstream) int {
 	defer r.approvals.stop()
 	r.session.OnPin = r.logPin
 	r.session.OnServerRequest = func(d policy.ServerRequestDecision) { r.logServerRequest(d, nil) }
+	if cfg.Labels != nil {
+		session.ShareLabels(cfg.Labels, ServerName(cfg.Policy, cfg.Argv))
+	}
+	r.session.OnLabel = r.logLabels
 
 	go r.ingress()
 	drained := make(chan struct{})

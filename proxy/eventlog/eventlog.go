@@ -43,6 +43,9 @@ const (
 	// EventApproval is a call held for the user's approval (action:
 	// ask): asked, or allowed by the user; a denial is EventRejected.
 	EventApproval Kind = "approval"
+	// EventLabel: the agent session now holds a label (private,
+	// untrusted) that flows: rules judge, and the event that set it.
+	EventLabel Kind = "label"
 )
 
 // Action is what mcpguard did with a message, as written in the "action"

@@ -1,0 +1,273 @@
+package sessionstore
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mcpguard/mcpguard/policy"
+)
+
+// helperEnv makes the test binary a helper process: "record:DIR:PID:START"
+// records every label many times over and reads them back; "crash:DIR:PID:START"
+// takes the lock, writes half a line and dies by SIGKILL.
+const helperEnv = "SESSIONSTORE_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if h := os.Getenv(helperEnv); h != "" {
+		os.Exit(helper(h))
+	}
+	os.Exit(m.Run())
+}
+
+func helper(spec string) int {
+	parts := strings.Split(spec, ":")
+	pid, _ := strconv.Atoi(parts[2])
+	s := New(parts[1], Key{PID: pid, Start: parts[3]})
+	switch parts[0] {
+	case "record":
+		for i := range 200 {
+			for _, l := range []policy.Label{policy.Private, policy.Untrusted, policy.Exfiltrates} {
+				e := policy.LabelEvent{Label: l, Server: "s" + strconv.Itoa(os.Getpid()), Tool: "t" + strconv.Itoa(i), Time: time.Now(), PID: os.Getpid()}
+				if err := s.Record(e); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 1
+				}
+			}
+			if _, err := s.Held(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+	case "crash":
+		f, err := os.OpenFile(filepath.Join(parts[1], s.key.file()), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return 1
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			return 1
+		}
+		f.Write([]byte(`{"label":"untrusted","server":"half`))
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+	return 0
+}
+
+// privateTemp is a fresh 0700 directory.
+func privateTemp(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// selfKey is the key of a session whose agent is this test process: alive
+// as long as the test runs.
+func selfKey(t *testing.T) Key {
+	t.Helper()
+	start, err := processStart(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Key{PID: os.Getpid(), Start: start}
+}
+
+func runHelpers(t *testing.T, mode, dir string, k Key, n int) []*exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*exec.Cmd
+	for range n {
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%s:%d:%s", helperEnv, mode, dir, k.PID, k.Start))
+		cmd.Stderr = &bytes.Buffer{}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	return cmds
+}
+
+// TestConcurrentProcesses: processes recording the same labels at once
+// leave one line per label, each whole, and agree on who set it.
+func TestConcurrentProcesses(t *testing.T) {
+	t.Parallel()
+	dir, k := privateTemp(t), selfKey(t)
+	for _, cmd := range runHelpers(t, "record", dir, k, 4) {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("helper: %v: %s", err, cmd.Stderr)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, k.file()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(data), "\n"); lines != 3 {
+		t.Fatalf("%d lines, want one per label:\n%s", lines, data)
+	}
+	events, err := New(dir, k).Held()
+	if err != nil || len(events) != 3 {
+		t.Fatalf("held %v, %v", events, err)
+	}
+	for _, e := range events {
+		if e.PID == 0 || e.Server != "s"+strconv.Itoa(e.PID) || e.Tool != "t0" {
+			t.Errorf("event %+v: not one helper's first record", e)
+		}
+	}
+	st, err := os.Stat(filepath.Join(dir, k.file()))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %v, %v", st.Mode(), err)
+	}
+}
+
+// TestCrashMidLine: a process killed while writing leaves half a line;
+// readers skip it, and the next writer's line is whole.
+func TestCrashMidLine(t *testing.T) {
+	t.Parallel()
+	dir, k := privateTemp(t), selfKey(t)
+	s := New(dir, k)
+	if err := s.Record(policy.LabelEvent{Label: policy.Private, Server: "fs", Tool: "read"}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := runHelpers(t, "crash", dir, k, 1)[0]
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("the crashing helper exited cleanly")
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, k.file())); !bytes.HasSuffix(data, []byte(`"half`)) {
+		t.Fatalf("the helper did not leave half a line: %q", data)
+	}
+	events, err := s.Held()
+	if err != nil || len(events) != 1 || events[0].Label != policy.Private {
+		t.Fatalf("after the crash: %+v, %v", events, err)
+	}
+	// The crashed process's lock went with it: the next writer gets it.
+	if err := s.Record(policy.LabelEvent{Label: policy.Untrusted, Server: "web", Tool: "fetch"}); err != nil {
+		t.Fatal(err)
+	}
+	events, err = New(dir, k).Held()
+	if err != nil || len(events) != 2 || events[1].Server != "web" {
+		t.Fatalf("after the next write: %+v, %v", events, err)
+	}
+}
+
+// TestCollect: files of agents that no longer run (exited, or a pid now
+// used by another process) are removed; a live agent's file and other
+// files stay.
+func TestCollect(t *testing.T) {
+	t.Parallel()
+	dir, live := privateTemp(t), selfKey(t)
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := Key{PID: cmd.Process.Pid}
+	if exited.Start, _ = processStart(exited.PID); exited.Start == "" {
+		exited.Start = "1.0"
+	}
+	cmd.Wait()
+	reused := Key{PID: os.Getpid(), Start: "1." + strings.Repeat("0", 12)} // this pid, an earlier process
+	other := filepath.Join(dir, "notes.txt")
+	for _, name := range []string{live.file(), exited.file(), reused.file(), "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Collect(dir)
+	for name, want := range map[string]bool{live.file(): true, exited.file(): false, reused.file(): false, other: true} {
+		_, err := os.Stat(filepath.Join(dir, filepath.Base(name)))
+		if (err == nil) != want {
+			t.Errorf("%s: present %v, want %v", name, err == nil, want)
+		}
+	}
+}
+
+// TestCloseRemovesEndedSession: Close removes the file once the agent is
+// gone, and keeps it while the agent runs.
+func TestCloseRemovesEndedSession(t *testing.T) {
+	t.Parallel()
+	dir := privateTemp(t)
+	live := New(dir, selfKey(t))
+	gone := New(dir, Key{PID: os.Getpid(), Start: "1.000000000000"})
+	for _, s := range []*Store{live, gone} {
+		if err := s.Record(policy.LabelEvent{Label: policy.Private}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, live.key.file())); err != nil {
+		t.Errorf("the live session's file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, gone.key.file())); err == nil {
+		t.Error("the ended session's file is still there")
+	}
+}
+
+// TestUnsafeDirectories: a state directory open to others, a symlink in
+// its place, or a session file that is a symlink, is refused.
+func TestUnsafeDirectories(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	rt := os.Getenv("XDG_RUNTIME_DIR")
+	dir, err := Dir()
+	if err != nil || dir != filepath.Join(rt, "mcpguard") {
+		t.Fatalf("Dir: %q, %v", dir, err)
+	}
+	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o700 {
+		t.Errorf("created with mode %v", st.Mode())
+	}
+	os.Chmod(dir, 0o755)
+	if _, err := Dir(); err == nil || !strings.Contains(err.Error(), "open to other users") {
+		t.Errorf("a 0755 directory: %v", err)
+	}
+	os.Remove(dir)
+	target := t.TempDir()
+	os.Chmod(target, 0o700)
+	if err := os.Symlink(target, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Dir(); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("a symlink: %v", err)
+	}
+
+	private, k := privateTemp(t), selfKey(t)
+	if err := os.Symlink(filepath.Join(target, "elsewhere"), filepath.Join(private, k.file())); err != nil {
+		t.Fatal(err)
+	}
+	if err := New(private, k).Record(policy.LabelEvent{Label: policy.Private}); err == nil {
+		t.Error("recorded through a symlinked session file")
+	}
+	if _, err := os.Stat(filepath.Join(target, "elsewhere")); err == nil {
+		t.Error("a file was created through the symlink")
+	}
+}
+
+// TestParentKey: the key names this process's parent and is stable.
+func TestParentKey(t *testing.T) {
+	t.Parallel()
+	a, err := ParentKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := ParentKey()
+	if a != b || a.PID != os.Getppid() || strings.ContainsAny(a.Start, "-/") {
+		t.Fatalf("keys %+v %+v", a, b)
+	}
+	if k, ok := parseName(a.file()); !ok || k != a {
+		t.Fatalf("parseName(%q) = %+v", a.file(), k)
+	}
+}

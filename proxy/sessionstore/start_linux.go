@@ -1,0 +1,43 @@
+package sessionstore
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// processStart returns when process pid started: field 22 of
+// /proc/PID/stat (clock ticks since boot) and the first 12 characters of
+// the boot id, so that neither a reused pid nor a reboot makes another
+// process look like the agent.
+func processStart(pid int) (string, error) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces
+	// and parentheses: the fields that follow start after the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return "", errors.New("unreadable /proc stat")
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	// fields[0] is field 3 (state); field 22 is fields[19].
+	if len(fields) < 20 {
+		return "", errors.New("unreadable /proc stat")
+	}
+	if _, err := strconv.ParseUint(fields[19], 10, 64); err != nil {
+		return "", err
+	}
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", err
+	}
+	id := strings.ReplaceAll(strings.TrimSpace(string(boot)), "-", "")
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return fields[19] + "." + id, nil
+}
