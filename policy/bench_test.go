@@ -2,6 +2,7 @@ package policy
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/mcpguard/mcpguard/policy/message"
@@ -114,5 +115,76 @@ func BenchmarkEvaluateBenchEcho(b *testing.B) {
 		if v := s.Ingress(m); v.Rejection != nil {
 			b.Fatal("rejected")
 		}
+	}
+}
+
+// withoutAsk is a policy's text without its lines that say ask.
+func withoutAsk(text string) string {
+	var out []string
+	for line := range strings.Lines(text) {
+		if !strings.Contains(line, "ask") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
+}
+
+// benchEcho is the bench's echo call and the bench's policy, loaded from
+// its text after edit.
+func benchEcho(tb testing.TB, edit func(string) string) (*Session, *message.Message) {
+	raw, err := os.ReadFile("../integration/bench/testdata/twenty-rules.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := Load("twenty-rules.yaml", []byte(edit(string(raw))), func(string) (string, bool) { return "", false })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"0000000007 --format=json --run=TestRelay/pipelined ./proxy/... ./message/... path/to/some/file.go:123:45 (the quick brown fox jumps over the lazy dog) 0123456789abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ !#$%&'()*+,-./:;<=>?@[]^_{|}~"}}}`))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p.NewSession(), m
+}
+
+// TestAskCostsNothingElsewhere: the bench policy's ask entries (a tool,
+// a glob, an ingress rule, all on tools the bench never calls) add no
+// allocation and no ask to the echo call: what asks is planned per tool
+// name when the policy loads. BenchmarkEvaluateBenchEchoAsk gives the
+// time.
+func TestAskCostsNothingElsewhere(t *testing.T) {
+	allocs := map[string]float64{}
+	for name, edit := range map[string]func(string) string{"with": func(s string) string { return s }, "without": withoutAsk} {
+		s, m := benchEcho(t, edit)
+		if v := s.Ingress(m); v.Rejection != nil || v.Ask != nil {
+			t.Fatalf("%s the ask entries: the echo call got %+v", name, v)
+		}
+		allocs[name] = testing.AllocsPerRun(200, func() { s.Ingress(m) })
+	}
+	if allocs["with"] != allocs["without"] {
+		t.Errorf("the echo call allocates %v times with ask entries on other tools, %v without", allocs["with"], allocs["without"])
+	}
+	if s, _ := benchEcho(t, func(s string) string { return s }); s.p.calls["git_push"].ask != "tools.git_push" {
+		t.Error("the bench policy's ask entries did not load")
+	}
+}
+
+// BenchmarkEvaluateBenchEchoAsk is BenchmarkEvaluateBenchEcho with and
+// without the policy's ask entries (on tools the bench never calls).
+func BenchmarkEvaluateBenchEchoAsk(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		edit func(string) string
+	}{{"without", withoutAsk}, {"with", func(s string) string { return s }}} {
+		edit := c.edit
+		b.Run(c.name, func(b *testing.B) {
+			s, m := benchEcho(b, edit)
+			b.ReportAllocs()
+			for b.Loop() {
+				if v := s.Ingress(m); v.Rejection != nil || v.Ask != nil {
+					b.Fatal("rejected or asked")
+				}
+			}
+		})
 	}
 }

@@ -152,13 +152,8 @@ func (s *Session) checkToolCall(m *message.Message, extra []string) (*message.Re
 		}, nil
 	}
 	var asks []approval.Reason
-	ask := d.ask
-	if ask == "" {
-		// Another spelling of a tool the policy asks about, as for deny.
-		ask = s.p.looseAsked.match(tool)
-	}
-	if ask != "" {
-		asks = []approval.Reason{{Rule: ask, Reason: "every call of this tool needs your approval"}}
+	if d.ask != "" {
+		asks = []approval.Reason{{Rule: d.ask, Reason: "every call of this tool needs your approval"}}
 	}
 	rs := plan.rules
 	if n := len(rs); n > 0 && rs[n-1].rawClean != nil && rs[n-1].rawClean(m.Arguments) {

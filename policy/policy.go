@@ -195,7 +195,14 @@ func (p *Policy) planCalls() {
 }
 
 func (p *Policy) newCallPlan(tool string) *callPlan {
-	return &callPlan{toolDecision: p.tool(tool), rules: p.rulesFor("tools/call", tool), limits: p.limitsFor("tools/call", tool)}
+	c := &callPlan{toolDecision: p.tool(tool), rules: p.rulesFor("tools/call", tool), limits: p.limitsFor("tools/call", tool)}
+	if c.ask == "" {
+		// Another spelling of a tool the policy asks about, as looseDeny
+		// for deny: planned here, so that a call of a tool nothing asks
+		// about pays nothing for the ask entries.
+		c.ask = p.looseAsked.match(tool)
+	}
+	return c
 }
 
 // callPlanFor returns the plan for calls of tool: made in advance for a
