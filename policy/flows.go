@@ -79,7 +79,8 @@ type LabelStore interface {
 type flowRule struct {
 	rule  string // "flows[N]"
 	after labelSet
-	audit bool
+	audit bool // action: audit
+	ask   bool // action: ask
 }
 
 type flowV1 struct {
@@ -91,7 +92,7 @@ type flowV1 struct {
 func compileFlows(fs []flowV1) []*flowRule {
 	var out []*flowRule
 	for i, f := range fs {
-		r := &flowRule{rule: "flows[" + strconv.Itoa(i) + "]", audit: f.Action == "audit"}
+		r := &flowRule{rule: "flows[" + strconv.Itoa(i) + "]", audit: f.Action == "audit", ask: f.Action == "ask"}
 		for _, l := range f.After {
 			r.after |= labelBit(Label(l))
 		}
@@ -199,16 +200,18 @@ func (f *flowState) have() labelSet {
 
 // checkFlows judges a call of tool by the flows: rules: when the tool is
 // labelled exfiltrates and the agent session holds every label a rule
-// names, the call is refused (or only audited, audit true), and the
-// rejection names the event that set each label. This stops the
+// names, the call is refused (or only audited, audit true; or held for
+// the user's approval, ask true), and the rejection names the event that
+// set each label. This stops the
 // cross-server chain of the lethal trifecta: a secret read through one
 // server, then sent out in a URL through another, told to by a web page.
 //
-// When the shared state cannot be read, a call a rule would refuse on
-// the labels of other processes is refused: fail closed.
-func (s *Session) checkFlows(tool string) (rej *message.Rejection, audit bool) {
+// When the shared state cannot be read, a call a rule would refuse (or
+// ask about) on the labels of other processes is refused (or asked
+// about): fail closed.
+func (s *Session) checkFlows(tool string) (rej *message.Rejection, audit, ask bool) {
 	if len(s.p.flows) == 0 || !s.p.labelsOf(tool).has(Exfiltrates) {
-		return nil, false
+		return nil, false, false
 	}
 	var want labelSet
 	for _, r := range s.p.flows {
@@ -221,7 +224,7 @@ func (s *Session) checkFlows(tool string) (rej *message.Rejection, audit bool) {
 	}
 	for _, r := range s.p.flows {
 		if held&r.after == r.after {
-			return flowRejection(tool, r, events), r.audit
+			return flowRejection(tool, r, events), r.audit, r.ask
 		}
 	}
 	if err != nil {
@@ -233,11 +236,11 @@ func (s *Session) checkFlows(tool string) (rej *message.Rejection, audit bool) {
 					Reason:      "the session's labels cannot be read",
 					Remediation: "Restart the agent session; check that mcpguard's state directory is private to your user.",
 					Tool:        clean(tool), Rule: r.rule, Retryable: true,
-				}, false
+				}, false, r.ask
 			}
 		}
 	}
-	return nil, false
+	return nil, false, false
 }
 
 func flowRejection(tool string, r *flowRule, events []*LabelEvent) *message.Rejection {

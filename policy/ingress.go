@@ -54,6 +54,7 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 		}
 	}
 	var asks []approval.Reason
+	var flowAudit bool // a flows: rule with action: audit refused the call
 	switch {
 	case rej != nil:
 	case m.Method == "tools/call":
@@ -61,13 +62,10 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 			rej, asks = s.checkToolCall(m, extra)
 		}
 		if rej == nil {
-			var audit bool
-			if rej, audit = s.checkFlows(m.Name); rej != nil {
-				v := Verdict{Rejection: rej, Audit: s.p.Mode == Audit || audit}
-				if s.p.RejectAsError {
-					v.AsError, v.Code = true, jsonrpc2.CodeInvalidParams
-				}
-				return v
+			var ask bool
+			if rej, flowAudit, ask = s.checkFlows(m.Name); ask {
+				asks = append(asks, approval.Reason{Rule: rej.Rule, Reason: rej.Reason})
+				rej = nil
 			}
 		}
 	case m.Method == "prompts/get":
@@ -96,7 +94,7 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 	}
 	v := Verdict{}
 	if rej != nil {
-		v.Rejection, v.Audit = rej, s.p.Mode == Audit || s.auditOnly(m, rej)
+		v.Rejection, v.Audit = rej, s.p.Mode == Audit || flowAudit || s.auditOnly(m, rej)
 	}
 	if m.Method != "tools/call" || s.p.RejectAsError {
 		v.AsError, v.Code = true, jsonrpc2.CodeInvalidParams
