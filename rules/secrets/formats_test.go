@@ -3,6 +3,7 @@ package secrets
 import (
 	"encoding/base64"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -140,6 +141,32 @@ func TestPrivateKeySizes(t *testing.T) {
 		red, fs := sc.Redact(text)
 		if red != "cat id_rsa\n[REDACTED:private-key]\n$ " {
 			t.Errorf("%d bytes: %q (%v)", n, trunc(red), fs)
+		}
+	}
+}
+
+// TestNotABlobCostsNoDecoding: a long string that leaves the base64
+// alphabet early is not decoded four times over (each decoding allocated
+// three quarters of the string before it failed): Redact of a 4 MiB
+// markdown flood allocates less than the string's own size.
+func TestNotABlobCostsNoDecoding(t *testing.T) {
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flood := strings.Repeat("![x][", 4<<20/5)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if red, _ := sc.Redact(flood); red != flood {
+		t.Fatal("the flood changed")
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(len(flood)) {
+		t.Errorf("Redact allocated %d KiB for a %d KiB string", got>>10, len(flood)>>10)
+	}
+	for s, want := range map[string]bool{"QUJD": true, "QUJD-_": true, "QUJD+/==": true, "QU=JD": false, "QUJD+-": false, "QUJD\n": false, "": true} {
+		if maybeBase64(s) != want {
+			t.Errorf("maybeBase64(%q) = %v", s, !want)
 		}
 	}
 }
