@@ -31,69 +31,167 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
+// rawText are the elements whose content HTML reads as raw text up to
+// their end tag (x/net/html's list): no tags inside, and for <style> the
+// CSS that badCSS reads.
+var rawText = set("iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp")
+
+// longText is the run of text without '<' past which html skips ahead
+// rather than let the tokenizer buffer the run whole.
+const longText = 64 << 10
+
 // html finds the tags of s that load from a host not allowed (the whole
 // tag is replaced) and, when neutralising, <a> tags whose href is not
 // allowed; also CSS url() in <style> elements.
 func (f *Filter) html(s string) ([]edit, []Removal) {
 	var edits []edit
 	var rs []Removal
-	z := html.NewTokenizer(strings.NewReader(s))
-	z.SetMaxBuf(0)
+	eachTag(s, longText, func(z *html.Tokenizer, start, end int, tag string, hasAttr bool) {
+		for hasAttr {
+			var k, v []byte
+			k, v, hasAttr = z.TagAttr()
+			key, val := strings.ToLower(string(k)), string(v)
+			var kind string
+			var t target
+			bad := false
+			switch {
+			case f.images && loads[key][tag]:
+				kind = "image"
+				t, bad = f.badURLs(key, val)
+			case f.images && key == "style":
+				kind = "image"
+				t, bad = f.badCSS(val)
+			case f.links && key == "href" && tag == "a":
+				kind = "link"
+				t = targetOf(val)
+				bad = !f.linkHosts.allows(t)
+			}
+			if bad {
+				with := ImageStandIn(shownHost(t))
+				if kind == "link" {
+					with = LinkStandIn(shownHost(t))
+				}
+				edits = append(edits, edit{start, end, with})
+				rs = append(rs, Removal{kind, shownHost(t)})
+				hasAttr = false // the tag goes whole
+			}
+		}
+	}, func(tag string, start, end int) {
+		if tag != "style" || !f.images {
+			return
+		}
+		if t, bad := f.badCSS(s[start:end]); bad {
+			edits = append(edits, edit{start, end, ImageStandIn(shownHost(t))})
+			rs = append(rs, Removal{"image", shownHost(t)})
+		}
+	})
+	return edits, rs
+}
+
+// eachTag calls tag for each start tag of the HTML in s (s[start:end],
+// its name in lower case, whether attributes follow: read them with
+// z.TagAttr), and raw for the raw text of each rawText element
+// (s[start:end]); skip is longText but in tests. A self-closing <style/> starts raw text too: HTML
+// ignores the slash on an element that is not void.
+//
+// The tokenizer holds each token whole in a buffer it doubles, so a
+// long text or raw text element cost up to twice its size again. eachTag
+// reads raw text itself (see rawEnd) and skips long runs of text,
+// starting a new tokenizer after them: the tokenizer is in its data
+// state there, so it reads what follows as it would have.
+func eachTag(s string, skip int, tag func(z *html.Tokenizer, start, end int, name string, hasAttr bool), raw func(name string, start, end int)) {
 	at := 0
-	inStyle := false
+	var z *html.Tokenizer
+	restart := func(from int) {
+		at = from
+		z = html.NewTokenizer(strings.NewReader(s[from:]))
+		z.SetMaxBuf(0)
+	}
+	restart(0)
 	for {
+		if lt := strings.IndexByte(s[at:], '<'); lt < 0 {
+			return // text to the end: no tag
+		} else if lt > skip {
+			restart(at + lt)
+		}
 		tt := z.Next()
 		if tt == html.ErrorToken {
-			return edits, rs
+			return
 		}
-		raw := len(z.Raw())
 		start := at
-		at += raw
-		switch tt {
-		case html.TextToken:
-			if inStyle && f.images {
-				if t, bad := f.badCSS(string(z.Text())); bad {
-					edits = append(edits, edit{start, at, ImageStandIn(shownHost(t))})
-					rs = append(rs, Removal{"image", shownHost(t)})
-				}
-			}
-		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			tag := strings.ToLower(string(name))
-			inStyle = tag == "style" && tt == html.StartTagToken
-			for hasAttr {
-				var k, v []byte
-				k, v, hasAttr = z.TagAttr()
-				key, val := strings.ToLower(string(k)), string(v)
-				var kind string
-				var t target
-				bad := false
-				switch {
-				case f.images && loads[key][tag]:
-					kind = "image"
-					t, bad = f.badURLs(key, val)
-				case f.images && key == "style":
-					kind = "image"
-					t, bad = f.badCSS(val)
-				case f.links && key == "href" && tag == "a":
-					kind = "link"
-					t = targetOf(val)
-					bad = !f.linkHosts.allows(t)
-				}
-				if bad {
-					with := ImageStandIn(shownHost(t))
-					if kind == "link" {
-						with = LinkStandIn(shownHost(t))
-					}
-					edits = append(edits, edit{start, at, with})
-					rs = append(rs, Removal{kind, shownHost(t)})
-					hasAttr = false // the tag goes whole
-				}
-			}
-		case html.EndTagToken:
-			inStyle = false
+		at += len(z.Raw())
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+			continue
+		}
+		b, hasAttr := z.TagName()
+		name := strings.ToLower(string(b))
+		tag(z, start, at, name, hasAttr)
+		if rawText[name] {
+			end := rawEnd(s, at, name)
+			raw(name, at, end)
+			restart(end)
 		}
 	}
+}
+
+// rawEnd is where the raw text of element tag that starts at from ends:
+// at its end tag, "</" and the name in any ASCII case followed by a
+// space, '/' or '>', as the tokenizer reads it; the end of s when there
+// is none (and for plaintext). A <script>'s escaped forms can make a
+// browser read past the first </script>; ending there means the rest is
+// read as HTML, never that HTML is skipped.
+func rawEnd(s string, from int, tag string) int {
+	if tag == "plaintext" {
+		return len(s)
+	}
+	for i := from; ; {
+		j := strings.Index(s[i:], "</")
+		if j < 0 {
+			return len(s)
+		}
+		k := i + j + 2
+		if k+len(tag) >= len(s) {
+			return len(s)
+		}
+		if hasFoldPrefix(s[k:], tag) && strings.IndexByte(" \n\r\t\f/>", s[k+len(tag)]) >= 0 {
+			return i + j
+		}
+		i = k
+	}
+}
+
+// hasFoldPrefix reports whether s starts with lower (lower-case ASCII) in
+// any ASCII case.
+func hasFoldPrefix(s, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	for i := 0; i < len(lower); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// indexFold is strings.Index of lower (lower-case ASCII) in s in any
+// ASCII case, as CSS matches its keywords, without a lower-cased copy of
+// s. It costs len(s) times at most len(lower).
+func indexFold(s, lower string) int {
+	first, upper := lower[0], lower[0]
+	if 'a' <= first && first <= 'z' {
+		upper = first - ('a' - 'A')
+	}
+	for i := 0; i+len(lower) <= len(s); i++ {
+		if (s[i] == first || s[i] == upper) && hasFoldPrefix(s[i:], lower) {
+			return i
+		}
+	}
+	return -1
 }
 
 // badURLs judges an attribute's URL, or each URL of a srcset.
@@ -122,14 +220,13 @@ func (f *Filter) badURLs(key, val string) (target, bool) {
 // linear in the text, not once per url( to the end.
 func (f *Filter) badCSS(css string) (target, bool) {
 	css = unescapeCSS(css)
-	lower := asciiLower(css)
-	if t, bad := f.badCSSCalls(css, lower, "url(", func(arg string) (target, bool) {
+	if t, bad := f.badCSSCalls(css, "url(", func(arg string) (target, bool) {
 		t, ok := f.allowsImage(strings.Trim(strings.TrimSpace(arg), `"'`))
 		return t, !ok
 	}); bad {
 		return t, true
 	}
-	if t, bad := f.badCSSCalls(css, lower, "image-set(", func(arg string) (target, bool) {
+	if t, bad := f.badCSSCalls(css, "image-set(", func(arg string) (target, bool) {
 		for _, part := range strings.Split(arg, ",") {
 			part = strings.TrimSpace(part)
 			if len(part) > 0 && (part[0] == '"' || part[0] == '\'') {
@@ -144,7 +241,7 @@ func (f *Filter) badCSS(css string) (target, bool) {
 	}); bad {
 		return t, true
 	}
-	return f.badCSSCalls(css, lower, "@import", func(arg string) (target, bool) {
+	return f.badCSSCalls(css, "@import", func(arg string) (target, bool) {
 		rest := strings.TrimLeft(arg, " \t\n\r\f")
 		if len(rest) > 0 && (rest[0] == '"' || rest[0] == '\'') {
 			if end := strings.IndexByte(rest[1:], rest[0]); end >= 0 {
@@ -157,19 +254,19 @@ func (f *Filter) badCSS(css string) (target, bool) {
 }
 
 // badCSSCalls judges, with bad, the argument of each occurrence of opener
-// in css (lower is css in lower case): the text after it up to the first
-// ')' (for an opener ending in '(') or the next occurrence of opener,
-// whichever comes first. The next ')' is found once per stretch, so the
-// whole reading is linear in len(css).
-func (f *Filter) badCSSCalls(css, lower, opener string, bad func(arg string) (target, bool)) (target, bool) {
+// (lower case; matched in any ASCII case) in css: the text after it up to
+// the first ')' (for an opener ending in '(') or the next occurrence of
+// opener, whichever comes first. The next ')' is found once per stretch,
+// so the whole reading is linear in len(css).
+func (f *Filter) badCSSCalls(css, opener string, bad func(arg string) (target, bool)) (target, bool) {
 	closes := strings.HasSuffix(opener, "(")
 	closeAt := -1 // index of the next ')' at or after i; len(css) when none
-	at := strings.Index(lower, opener)
+	at := indexFold(css, opener)
 	for at >= 0 {
 		i := at + len(opener)
 		end := len(css)
 		at = -1
-		if next := strings.Index(lower[i:], opener); next >= 0 {
+		if next := indexFold(css[i:], opener); next >= 0 {
 			end, at = i+next, i+next
 		}
 		if closes {
@@ -186,18 +283,6 @@ func (f *Filter) badCSSCalls(css, lower, opener string, bad func(arg string) (ta
 		}
 	}
 	return target{}, false
-}
-
-// asciiLower lower-cases the ASCII letters of s, as CSS matches its
-// keywords, keeping every index (strings.ToLower can change byte lengths).
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // unescapeCSS undoes CSS escapes: \ and up to six hex digits (and one
