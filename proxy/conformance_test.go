@@ -49,9 +49,10 @@ var update = flag.Bool("update", false, "rewrite the to-server, to-agent and log
 //	           then the output close
 //
 // Blank lines and lines starting with # are skipped. The ids of the
-// tools/list requests mcpguard sends itself hold a random nonce: cases
-// write it NONCE (mcpguard-tools-list-NONCE-1), in what the server sends
-// and in what each side must get. The agent closes
+// requests mcpguard sends itself (tools/list to the server, approval
+// prompts to the agent) hold a random nonce: cases write it NONCE
+// (mcpguard-tools-list-NONCE-1, mcpguard-approval-NONCE-1), in what
+// either side sends and in what each side must get. The agent closes
 // its input after its last step; the server, after its last step, reads
 // until its input closes and exits 0 (or with 128+N at signal N).
 // Timeouts and grace periods pass on the bubble's clock, at once when
@@ -208,15 +209,16 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 	serverInR, serverInW := io.Pipe()
 	serverOutR, serverOutW := io.Pipe()
 
-	agent := newReceiver(agentOutR)
-	server := newReceiver(serverInR)
+	seen := &nonces{}
+	agent := newReceiver(agentOutR, seen)
+	server := newReceiver(serverInR, seen)
 	fake := &scriptedServer{t: t, out: serverOutW, in: server, exited: make(chan struct{})}
 	d := &downstream{stdin: serverInW, stdout: serverOutR, exited: fake.exited, stderrDone: make(chan struct{}), kill: fake.signal}
 	close(d.stderrDone)
 	fake.d = d
 
 	logR, logW := io.Pipe()
-	log := newReceiver(logR)
+	log := newReceiver(logR, seen)
 	cfg := Config{
 		Argv: []string{"conformance-server"}, Policy: pol, Log: eventlog.New(logW, "conformance", eventlog.Budget{}),
 		Stdin: agentInR, Stdout: agentOutW, Stderr: io.Discard,
@@ -230,7 +232,7 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 					t.Errorf("the agent never received a line containing %q", s.wait)
 				}
 			default:
-				agentInW.Write(append(slices.Clip(s.send), '\n'))
+				agentInW.Write(append(seen.fill(slices.Clip(s.send)), '\n'))
 			}
 		}
 		agentInW.Close()
@@ -252,15 +254,41 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 	return conformanceRun{toServer: server.all(), toAgent: agent.all(), log: logged}
 }
 
-// toolsListPrefix starts the ids of mcpguard's own tools/list requests;
-// nonceID matches one with its nonce.
-const toolsListPrefix = "mcpguard-tools-list-"
-
-var nonceID = regexp.MustCompile(toolsListPrefix + "[0-9a-f]{32}-")
+// nonceID matches the start of the id of one of mcpguard's own requests
+// (tools/list, approval prompts) with its nonce.
+var nonceID = regexp.MustCompile("mcpguard-(tools-list|approval)-[0-9a-f]{32}-")
 
 // withoutNonce writes the nonce of mcpguard's ids as NONCE.
 func withoutNonce(s string) string {
-	return nonceID.ReplaceAllLiteralString(s, toolsListPrefix+"NONCE-")
+	return nonceID.ReplaceAllString(s, "mcpguard-${1}-NONCE-")
+}
+
+// nonces are the prefixes of mcpguard's ids, nonce included, as either
+// side received them, so that a script can write them back.
+type nonces struct {
+	mu       sync.Mutex
+	prefixes []string
+}
+
+func (n *nonces) learn(line string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, p := range nonceID.FindAllString(line, -1) {
+		if !slices.Contains(n.prefixes, p) {
+			n.prefixes = append(n.prefixes, p)
+		}
+	}
+}
+
+// fill writes the nonces seen so far into a line a script sends.
+func (n *nonces) fill(line []byte) []byte {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, p := range n.prefixes {
+		kind := nonceID.FindStringSubmatch(p)[1]
+		line = bytes.ReplaceAll(line, []byte("mcpguard-"+kind+"-NONCE-"), []byte(p))
+	}
+	return line
 }
 
 // stableEvent is a log line without what changes from run to run, its
@@ -309,28 +337,18 @@ type receiver struct {
 	matched int           // lines before this one are spent by waits
 	changed chan struct{} // closed and replaced at each line and at EOF
 	eof     bool
-	prefix  string // of mcpguard's tools/list ids, nonce included, once seen
+	seen    *nonces // of mcpguard's ids, learnt from every line
 }
 
-// nonce is the prefix of mcpguard's tools/list ids with their nonce, as
-// this side received them.
-func (rc *receiver) nonce() string {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.prefix
-}
-
-func newReceiver(r io.Reader) *receiver {
-	rc := &receiver{changed: make(chan struct{})}
+func newReceiver(r io.Reader, seen *nonces) *receiver {
+	rc := &receiver{changed: make(chan struct{}), seen: seen}
 	go func() {
 		br := bufio.NewReaderSize(r, 1<<16)
 		for {
 			line, err := br.ReadString('\n')
 			rc.mu.Lock()
 			if line != "" {
-				if rc.prefix == "" {
-					rc.prefix = nonceID.FindString(line)
-				}
+				rc.seen.learn(line)
 				rc.lines = append(rc.lines, withoutNonce(strings.TrimSuffix(line, "\n")))
 			}
 			rc.eof = err != nil
@@ -427,10 +445,7 @@ func (s *scriptedServer) run(script []step) {
 				return
 			}
 		default:
-			line := slices.Clip(st.send)
-			if n := s.in.nonce(); n != "" {
-				line = bytes.ReplaceAll(line, []byte(toolsListPrefix+"NONCE-"), []byte(n))
-			}
+			line := s.in.seen.fill(slices.Clip(st.send))
 			if _, err := s.out.Write(append(line, '\n')); err != nil {
 				return
 			}

@@ -535,6 +535,15 @@ func (r *relay) fromServer(m *message.Message) {
 		}
 		return
 	}
+	if m.Kind == message.Request && r.approvals.owns(m.ID) {
+		// The id of one of mcpguard's approval prompts, which the server
+		// can only have guessed: the client's answer would be ambiguous.
+		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
+			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped,
+			Message: "a server request with the id space of mcpguard's approval prompts"})
+		r.answerServer(message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: this request id is reserved; use another", nil))
+		return
+	}
 	if m.Kind == message.Request {
 		d := r.session.JudgeServerRequest(m.Method, m.Params)
 		if d.Kind != "" {
@@ -545,7 +554,7 @@ func (r *relay) fromServer(m *message.Message) {
 			return
 		}
 	}
-	if m.Kind == message.Request && (r.approvals.owns(m.ID) || !r.serverReqs.add(m.IDKey(), m.Method)) {
+	if m.Kind == message.Request && !r.serverReqs.add(m.IDKey(), m.Method) {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
 			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped,
 			Message: "a server request whose id is already in flight, or one too many in flight"})

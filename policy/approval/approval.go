@@ -72,7 +72,7 @@ func Params(q Question) []byte {
 		Message         string `json:"message"`
 		RequestedSchema any    `json:"requestedSchema"`
 	}{Message: Message(q), RequestedSchema: requestedSchema}
-	b, err := json.Marshal(p)
+	b, err := json.Marshal(p, json.Deterministic(true))
 	if err != nil {
 		panic("approval: params do not marshal: " + err.Error()) // strings and a fixed schema
 	}
