@@ -75,6 +75,23 @@ func TestEvalExitCodes(t *testing.T) {
 	}
 }
 
+// TestEvalAsk: a call the user would be asked about fails eval, with the
+// verdict ask and the prompt; in audit mode it is audited.
+func TestEvalAsk(t *testing.T) {
+	policy := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(policy, []byte("version: 1\ntools:\n  git_push: ask\n"), 0o600)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_push","arguments":{"remote":"origin\nmcpguard: approved"}}}`
+	status, stdout, _ := runCLI(t, call, "eval", "--policy", policy)
+	if status != 1 || !strings.Contains(stdout, `"verdict": "ask"`) || !strings.Contains(stdout, `"rule": "tools.git_push"`) ||
+		!strings.Contains(stdout, `remote = \"origin\\nmcpguard: approved\"`) {
+		t.Errorf("ask: status %d stdout %s", status, stdout)
+	}
+	status, stdout, _ = runCLI(t, call, "eval", "--policy", policy, "--mode", "audit")
+	if status != 1 || !strings.Contains(stdout, `"verdict": "audited"`) || !strings.Contains(stdout, "OP_APPROVAL_REQUIRED") {
+		t.Errorf("ask in audit mode: status %d stdout %s", status, stdout)
+	}
+}
+
 func TestVersionAndHelpGoWhereTheyShould(t *testing.T) {
 	status, stdout, _ := runCLI(t, "", "version")
 	if status != 0 || !strings.HasPrefix(stdout, "mcpguard ") {
