@@ -39,6 +39,7 @@ import (
 	"github.com/mcpguard/mcpguard/proxy/agentconfig"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
 	"github.com/mcpguard/mcpguard/proxy/listing"
+	"github.com/mcpguard/mcpguard/proxy/telemetry"
 	"github.com/mcpguard/mcpguard/rules/canon"
 	"github.com/mcpguard/mcpguard/rules/lint"
 )
@@ -138,6 +139,8 @@ func (c *command) app() *cli.App {
 		&cli.BoolFlag{Name: "raw-stderr", Usage: "pass the server's stderr through unchanged (default: line by line through the text canonicaliser)"},
 		&cli.GenericFlag{Name: "grace", Usage: "how long the server gets to exit after its input closes, and again after SIGTERM (5 means 5s)",
 			Value: &seconds{proxy.DefaultGrace}, DefaultText: proxy.DefaultGrace.String()},
+		&cli.BoolFlag{Name: "otel", EnvVars: []string{"MCPGUARD_OTEL"},
+			Usage: "export decisions as OpenTelemetry traces and metrics over OTLP/HTTP, configured by the OTEL_* variables"},
 	}
 	runAction := c.action(c.runRelay)
 	sinceFlag := &cli.StringFlag{Name: "since", Usage: "only events since `WHEN`: a duration before now (15m, 2h, 3d) or a time (2006-01-02T15:04:05Z, 2006-01-02 15:04)"}
@@ -303,12 +306,27 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 		fmt.Fprintf(c.stderr, "mcpguard: cannot open log %s: %v; decisions are not logged\n", ctx.String("log"), err)
 		w = io.Discard
 	}
-	log := eventlog.New(w, proxy.ServerName(pol, argv), eventlog.DefaultBudget)
+	server := proxy.ServerName(pol, argv)
+	log := eventlog.New(w, server, eventlog.DefaultBudget)
 	defer log.Flush()
+	var tel *telemetry.Exporter
+	if ctx.Bool("otel") {
+		tel, err = telemetry.Start(telemetry.Config{Server: server, Version: versionText(), Log: log, Stderr: c.stderr})
+		switch {
+		case errors.Is(err, telemetry.ErrDisabled):
+			tel = nil
+		case err != nil:
+			return 2, err
+		}
+	}
+	// Export shuts down after the relay has written its last reply: it can
+	// delay mcpguard's exit, never a message.
+	defer tel.Shutdown()
 	return proxy.Run(proxy.Config{
 		Argv:             argv,
 		Policy:           pol,
 		Log:              log,
+		Telemetry:        tel,
 		MaxRequestBytes:  maxReq,
 		MaxResponseBytes: maxResp,
 		Grace:            durationValue(ctx, "grace"),

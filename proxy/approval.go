@@ -193,6 +193,7 @@ func (a *approvals) refuse(h *heldAsk, o policy.AskOutcome, how string) {
 	v := h.verdict
 	v.Rejection, v.Audit = rej, false
 	a.r.answerAgent(v.Reply(f.id()))
+	a.r.traceRefused(f, rej)
 }
 
 // stop ends every wait at the end of a run (the calls are answered by

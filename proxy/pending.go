@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy"
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/proxy/telemetry"
 )
 
 // maxInFlight bounds the requests the agent may have outstanding. Real
@@ -29,9 +30,10 @@ var (
 // An integer id, the usual kind, is kept as its value (no copy of the
 // line to allocate); a string id as the agent wrote it.
 type inFlight struct {
-	num  int64
-	str  jsontext.Value
-	call policy.Call
+	num   int64
+	str   jsontext.Value
+	call  policy.Call
+	trace *telemetry.Call // nil when export is off
 }
 
 func newInFlight(key message.Key, id jsontext.Value, call policy.Call) inFlight {
@@ -88,9 +90,10 @@ const cancelHold = time.Minute
 const ringSize = 1 << 14
 
 type ringSlot struct {
-	used bool
-	num  int64
-	call policy.Call
+	used  bool
+	num   int64
+	call  policy.Call
+	trace *telemetry.Call
 }
 
 func newPendingTable() *pendingTable {
@@ -146,7 +149,7 @@ func (p *pendingTable) add(key message.Key, f inFlight) error {
 	if slot.used {
 		p.nums[key.Num] = f
 	} else {
-		*slot = ringSlot{used: true, num: key.Num, call: f.call}
+		*slot = ringSlot{used: true, num: key.Num, call: f.call, trace: f.trace}
 	}
 	p.n++
 	return nil
@@ -207,7 +210,7 @@ func (p *pendingTable) takeLocked(key message.Key) (inFlight, bool) {
 	default:
 		if p.ring != nil {
 			if slot := &p.ring[uint64(key.Num)%ringSize]; slot.used && slot.num == key.Num {
-				f, ok = inFlight{num: key.Num, call: slot.call}, true
+				f, ok = inFlight{num: key.Num, call: slot.call, trace: slot.trace}, true
 				*slot = ringSlot{}
 				break
 			}
@@ -253,7 +256,7 @@ func (p *pendingTable) close() []inFlight {
 	out := make([]inFlight, 0, p.size())
 	for i := range p.ring {
 		if slot := &p.ring[i]; slot.used {
-			out = append(out, inFlight{num: slot.num, call: slot.call})
+			out = append(out, inFlight{num: slot.num, call: slot.call, trace: slot.trace})
 			*slot = ringSlot{}
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
 	"github.com/mcpguard/mcpguard/proxy/sessionstore"
+	"github.com/mcpguard/mcpguard/proxy/telemetry"
 	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
@@ -35,6 +36,9 @@ type Config struct {
 	Argv   []string // the server's command line, run without a shell
 	Policy *policy.Policy
 	Log    *eventlog.Logger
+	// Telemetry exports each judged request as a span and metrics; nil
+	// means export is off.
+	Telemetry *telemetry.Exporter
 
 	MaxRequestBytes  int           // agent to server; 0 means the default
 	MaxResponseBytes int           // server to agent; 0 means the default
@@ -80,6 +84,11 @@ type relay struct {
 	approvals *approvals
 	// labelWarned: the warning that labels cannot be shared was logged.
 	labelWarned atomic.Bool
+
+	tel *telemetry.Exporter // nil: export off
+	// ingressArrived and egressArrived are when the line each loop is
+	// judging was read; set only when tel is not nil.
+	ingressArrived, egressArrived time.Time
 }
 
 // Run starts the server and relays until the server has exited and its
@@ -172,6 +181,7 @@ func serve(cfg Config, server *downstream) int {
 		serverReqs: newServerRequests(),
 		toAgent:    newLineWriter(cfg.Stdout),
 		toServer:   newLineWriter(server.stdin),
+		tel:        cfg.Telemetry,
 	}
 	r.tools = newToolsFetch(r, cfg.ToolsListTimeout)
 	defer r.tools.stop()
@@ -251,6 +261,7 @@ func (r *relay) ingress() {
 		case isBlank(line):
 			continue
 		}
+		r.ingressArrived = r.arrival()
 		if perr := message.ParseInto(&m, line); perr != nil {
 			r.refuse(perr.(*message.Error), line)
 			continue
@@ -325,6 +336,7 @@ func (r *relay) fromAgent(m *message.Message) {
 		if !v.Audit {
 			if m.Kind == message.Request {
 				r.answerAgent(v.Reply(m.ID))
+				r.traceRejected(m, v)
 			}
 			return
 		}
@@ -346,7 +358,10 @@ func (r *relay) fromAgent(m *message.Message) {
 		return
 	}
 	key := m.IDKey()
-	if err := r.pending.add(key, newInFlight(key, m.ID, r.session.CallOf(m))); err != nil {
+	call := r.session.CallOf(m)
+	f := newInFlight(key, m.ID, call)
+	f.trace = r.traceRequest(m, call, v)
+	if err := r.pending.add(key, f); err != nil {
 		if err == errDuplicateID || err == errNoID || err == errCancelledID {
 			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
 			return
@@ -375,7 +390,10 @@ func (r *relay) fromAgent(m *message.Message) {
 // judged now.
 func (r *relay) holdForTools(m *message.Message) bool {
 	key := m.IDKey()
-	if err := r.pending.add(key, newInFlight(key, m.ID, policy.Call{Method: m.Method, Tool: m.Name})); err != nil {
+	call := policy.Call{Method: m.Method, Tool: m.Name}
+	f := newInFlight(key, m.ID, call)
+	f.trace = r.traceRequest(m, call, policy.Verdict{}) // the verdict comes in judgeHeld
+	if err := r.pending.add(key, f); err != nil {
 		return false // judged and refused on the usual path
 	}
 	if !r.tools.hold(key, m.Raw) {
@@ -400,6 +418,7 @@ func (r *relay) judgeHeld(h heldCall) {
 		if !v.Audit {
 			if f, ok := r.pending.take(h.key); ok {
 				r.answerAgent(v.Reply(f.id()))
+				r.traceRefused(f, v.Rejection)
 			}
 			return
 		}
@@ -468,6 +487,7 @@ func (r *relay) egress() {
 		case isBlank(line):
 			continue
 		}
+		r.egressArrived = r.arrival()
 		if perr := message.ParseInto(&m, line); perr != nil {
 			r.dropFromServer(perr.(*message.Error).ID, "unparseable message from the server: "+perr.Error())
 			continue
@@ -487,6 +507,7 @@ func (r *relay) dropFromServer(id jsontext.Value, reason string) {
 	}
 	if f, ok := r.pending.take(message.KeyOf(id)); ok {
 		r.replyToAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: the MCP server's reply could not be relayed safely: "+reason, nil))
+		r.traceFailed(f)
 	}
 }
 
@@ -527,6 +548,7 @@ func (r *relay) fromServer(m *message.Message) {
 			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped, Message: err.Error()})
 		if call != nil {
 			r.replyToAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: the MCP server's reply could not be relayed safely", nil))
+			r.traceFailed(f)
 		}
 		if m.Kind == message.Request {
 			// The server's own request (a hostile id, say): it gets its
@@ -563,6 +585,9 @@ func (r *relay) fromServer(m *message.Message) {
 	}
 	r.logRewrites(m, call, rewrites)
 	r.replyToAgent(out)
+	if call != nil {
+		r.traceReply(f, m, rewrites)
+	}
 }
 
 // answerFromAgent relays the agent's answer to a request of the server.
@@ -703,6 +728,7 @@ func (r *relay) failInFlight(reason string) {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventFailed, Direction: eventlog.Egress,
 			Method: f.call.Method, Tool: f.call.Tool, ID: logID(f.id()), Message: reason})
 		r.replyToAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: "+reason, nil))
+		r.traceFailed(f)
 	}
 	r.flushToAgent()
 }

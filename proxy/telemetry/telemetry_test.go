@@ -1,0 +1,225 @@
+package telemetry
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/proxy/eventlog"
+)
+
+func TestNilExporterIsOff(t *testing.T) {
+	var e *Exporter
+	c := e.Begin(time.Now(), policy.Call{Method: "tools/call", Tool: "echo"}, 10)
+	if c != nil {
+		t.Fatalf("Begin on a nil exporter = %v, want nil", c)
+	}
+	c.Judged(eventlog.ActionRejected, "X", "ingress[0]")
+	c.Reply(time.Now(), 1, nil)
+	e.End(c, Replied)
+	e.Shutdown()
+}
+
+func TestSpansAndMetrics(t *testing.T) {
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "10") // ms, rather than 5 s
+	spans := tracetest.NewInMemoryExporter()
+	reader := sdkmetric.NewManualReader()
+	e, err := start(Config{Server: "fs"}, spans, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	c := e.Begin(t0, policy.Call{Method: "tools/call", Tool: "read\x00_file"}, 120)
+	c.Judged(eventlog.ActionNone, "", "")
+	c.Reply(time.Now(), 4096, []policy.Rewrite{{Field: "result.content[0].text", Canonicaliser: "text", Rule: "evil.example"}})
+	e.End(c, Replied)
+	r := e.Begin(t0, policy.Call{Method: "tools/call", Tool: "write_file"}, 80)
+	r.Judged(eventlog.ActionRejected, "INPUT_REJECTED_PATH_SCOPE", "ingress[0]")
+	e.End(r, Rejected)
+
+	var rm metricdata.ResourceMetrics
+	waitFor(t, "two spans", func() bool { return len(spans.GetSpans()) == 2 })
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := spans.GetSpans() // before Shutdown, which empties the exporter
+	e.Shutdown()
+
+	replied, rejected := got[0], got[1]
+	if replied.Name != "tools/call read _file" || !replied.StartTime.Equal(t0) {
+		t.Errorf("span name %q start %v, want tools/call read _file at %v (the tool's name canonicalised)", replied.Name, replied.StartTime, t0)
+	}
+	want := map[attribute.Key]string{
+		"mcpguard.server": "fs", "mcp.method.name": "tools/call", "gen_ai.tool.name": "read _file",
+		"mcpguard.decision.action": "allowed", "mcpguard.outcome": "replied",
+		"mcpguard.request.size": "120", "mcpguard.response.size": "4096", "mcpguard.egress.rewrites": "1",
+	}
+	checkAttrs(t, replied.Attributes, want)
+	if len(replied.Events) != 1 || replied.Events[0].Name != "mcpguard.rewrite" {
+		t.Errorf("events %v, want one mcpguard.rewrite", replied.Events)
+	}
+	for _, ev := range replied.Events {
+		for _, kv := range ev.Attributes {
+			if strings.Contains(kv.Value.Emit(), "evil.example") || strings.Contains(kv.Value.Emit(), "result.") {
+				t.Errorf("rewrite event carries %s=%s: a host or field path from the result", kv.Key, kv.Value.Emit())
+			}
+		}
+	}
+	checkAttrs(t, rejected.Attributes, map[attribute.Key]string{
+		"mcpguard.decision.action": "rejected", "mcpguard.decision.code": "INPUT_REJECTED_PATH_SCOPE",
+		"mcpguard.decision.rule": "ingress[0]", "error.type": "INPUT_REJECTED_PATH_SCOPE",
+	})
+	if rejected.Status.Description != "INPUT_REJECTED_PATH_SCOPE" {
+		t.Errorf("rejected span status %+v, want an error with the code", rejected.Status)
+	}
+
+	decisions := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "mcpguard.decisions" {
+				continue
+			}
+			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				a, _ := dp.Attributes.Value("mcpguard.decision.action")
+				decisions[a.AsString()] += dp.Value
+			}
+		}
+	}
+	if decisions["allowed"] != 1 || decisions["rejected"] != 1 || decisions["rewritten"] != 1 {
+		t.Errorf("mcpguard.decisions by action = %v, want allowed 1, rejected 1, rewritten 1", decisions)
+	}
+}
+
+func checkAttrs(t *testing.T, attrs []attribute.KeyValue, want map[attribute.Key]string) {
+	t.Helper()
+	have := map[attribute.Key]string{}
+	for _, kv := range attrs {
+		have[kv.Key] = kv.Value.Emit()
+	}
+	for k, v := range want {
+		if have[k] != v {
+			t.Errorf("attribute %s = %q, want %q (all: %v)", k, have[k], v, have)
+		}
+	}
+}
+
+// stuckExporter is a collector that never answers: every export blocks
+// until the test ends.
+type stuckExporter struct {
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *stuckExporter) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+	}
+	return ctx.Err()
+}
+
+func (s *stuckExporter) Shutdown(context.Context) error {
+	s.once.Do(func() { close(s.release) })
+	return nil
+}
+
+// A collector that never answers must cost the relay nothing: End
+// returns at once, what cannot be queued is counted, and Shutdown returns
+// within its bound.
+func TestStuckCollectorNeverBlocks(t *testing.T) {
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
+	stuck := &stuckExporter{release: make(chan struct{})}
+	defer stuck.Shutdown(context.Background())
+	e, err := start(Config{Server: "s"}, stuck, sdkmetric.NewManualReader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 6 * QueueSize
+	began := time.Now()
+	for range n {
+		c := e.Begin(time.Now(), policy.Call{Method: "tools/call", Tool: "echo"}, 10)
+		c.Judged(eventlog.ActionNone, "", "")
+		e.End(c, Replied)
+	}
+	spent := time.Since(began)
+	// Give the stages time to fill every queue behind the stuck export.
+	waitFor(t, "drops", func() bool { calls, spans := e.Dropped(); return calls+spans > 0 })
+	calls, spans := e.Dropped()
+	if calls+spans == 0 || calls+spans >= n {
+		t.Errorf("dropped %d calls and %d spans of %d, want some but not all", calls, spans, n)
+	}
+	// Each End is a channel send; 6×2048 of them take milliseconds even
+	// under -race on a loaded machine. A blocking End would never return.
+	if spent > 10*time.Second {
+		t.Errorf("%d calls took %v with a stuck collector", n, spent)
+	}
+	began = time.Now()
+	e.Shutdown()
+	if d := time.Since(began); d > 3*ShutdownTimeout {
+		t.Errorf("Shutdown took %v behind a stuck collector, want about %v", d, ShutdownTimeout)
+	}
+}
+
+func TestSignalsFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env             map[string]string
+		traces, metrics bool
+		err             string
+	}{
+		{env: nil, traces: true, metrics: true},
+		{env: map[string]string{"OTEL_SDK_DISABLED": "true"}, err: "disabled"},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "none"}, metrics: true},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}, err: "disabled"},
+		{env: map[string]string{"OTEL_METRICS_EXPORTER": "prometheus"}, err: "OTEL_METRICS_EXPORTER=prometheus"},
+	} {
+		for _, k := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER"} {
+			t.Setenv(k, tc.env[k])
+		}
+		traces, metrics, err := signalsFromEnv()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: err %v, want %q", tc.env, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || traces != tc.traces || metrics != tc.metrics {
+			t.Errorf("%v: traces %v metrics %v err %v, want %v %v", tc.env, traces, metrics, err, tc.traces, tc.metrics)
+		}
+	}
+}
+
+func TestProtocol(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "")
+	if p, err := protocol("TRACES"); p != protoGRPC || err != nil {
+		t.Errorf("protocol = %q, %v; want grpc from OTEL_EXPORTER_OTLP_PROTOCOL", p, err)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf")
+	if p, err := protocol("TRACES"); p != protoHTTP || err != nil {
+		t.Errorf("protocol = %q, %v; want the per-signal variable to win", p, err)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/json")
+	if _, err := protocol("METRICS"); err == nil || !strings.Contains(err.Error(), "http/json") {
+		t.Errorf("http/json: err %v, want a clear refusal", err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
