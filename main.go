@@ -334,6 +334,7 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 		Stdout:           c.stdout,
 		Stderr:           c.stderr,
 		RawStderr:        ctx.Bool("raw-stderr"),
+		Reload:           func() (*policy.Policy, error) { return loadPolicy(ctx.String("policy"), ctx.String("mode")) },
 	}), nil
 }
 

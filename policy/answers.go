@@ -31,7 +31,7 @@ func (s *Session) Answer(method string, m *message.Message) Verdict {
 	if rej.ErrorCode != codes.Malformed {
 		rej.Error = "rejected MCP input: the client's answer to " + clean(method) + " carries a credential at " + rej.Field + " (policy entry " + rej.Rule + ")"
 	}
-	return Verdict{Rejection: rej, AsError: true, Code: jsonrpc2.CodeInvalidParams, Audit: s.p.Mode == Audit || audit}
+	return Verdict{Rejection: rej, AsError: true, Code: jsonrpc2.CodeInvalidParams, Audit: s.policy().Mode == Audit || audit}
 }
 
 // checkInputResponses judges the inputResponses of a request (revision
@@ -58,7 +58,7 @@ func (s *Session) checkInputResponses(m *message.Message) (rej *message.Rejectio
 // scanAnswer runs the secrets rule over every string of body, member
 // names included; audit says the policy only audits secrets.
 func (s *Session) scanAnswer(body []byte) (*message.Rejection, bool) {
-	r := s.p.secretsIngressRule("")
+	r := s.policy().secretsIngressRule("")
 	if r == nil || body == nil || r.rawClean(body) {
 		return nil, false
 	}

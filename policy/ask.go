@@ -98,8 +98,8 @@ func (s *Session) newAsk(tool string, args jsontext.Value, reasons []approval.Re
 	}
 	slices.Sort(rules)
 	key := tool + "\x00" + strings.Join(slices.Compact(rules), "\x00")
-	a := &Ask{Question: approval.Question{Server: s.p.Server, Tool: tool, Reasons: reasons,
-		Arguments: args.Clone(), Timeout: s.p.AskTimeout}, Source: s.p.Source, key: key}
+	a := &Ask{Question: approval.Question{Server: s.policy().Server, Tool: tool, Reasons: reasons,
+		Arguments: args.Clone(), Timeout: s.policy().AskTimeout}, Source: s.policy().Source, key: key}
 	s.mu.Lock()
 	a.Remembered = s.approved[key]
 	s.mu.Unlock()

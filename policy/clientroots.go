@@ -37,8 +37,8 @@ var ErrBadRootsAnswer = errors.New("the client's roots/list answer has no readab
 // it is relayed as it came. An error answer is relayed as it came. An
 // answer without a readable roots array is refused (ErrBadRootsAnswer).
 func (s *Session) RootsAnswer(m *message.Message) ([]byte, []Rewrite, error) {
-	scopes := s.p.pathScopes()
-	follows := s.p.followsClient()
+	scopes := s.policy().pathScopes()
+	follows := s.policy().followsClient()
 	if len(scopes) == 0 && !follows || m.Result == nil {
 		return m.Raw, nil, nil
 	}
@@ -144,7 +144,8 @@ type clientScopes struct {
 // an agent started in / with "." for its directory would open the whole
 // machine.
 func (s *Session) followClient() {
-	if !s.p.followsClient() {
+	if !s.policy().followsClient() {
+		s.clientScopes.Store(nil)
 		return
 	}
 	var client []string
@@ -152,7 +153,7 @@ func (s *Session) followClient() {
 		client = *b
 	}
 	cs := &clientScopes{check: map[*ingressRule]rules.Check{}, roots: map[*ingressRule][]string{}}
-	for _, r := range s.p.ingress {
+	for _, r := range s.policy().ingress {
 		if !r.clientRoots {
 			continue
 		}
@@ -220,10 +221,7 @@ func (s *Session) relativeBases() []string {
 // variables (${workspaceFolder}) and started the server in its own
 // working directory (".").
 func (s *Session) SetServerArgv(argv []string) {
-	if len(s.p.pathScopes()) == 0 && !s.p.followsClient() {
-		return
-	}
-	s.serverDirs = ServerDirs(argv).Abs()
+	s.serverDirs = ServerDirs(argv).Abs() // also for a reloaded policy's path_scope
 	s.followClient()
 }
 
@@ -247,8 +245,8 @@ func (s *Session) inputRoots(m *message.Message) ([]string, *message.Rejection) 
 	if memberKind(m.Params, "inputResponses") != '{' {
 		return nil, nil
 	}
-	scopes := s.p.pathScopes()
-	follows := s.p.followsClient()
+	scopes := s.policy().pathScopes()
+	follows := s.policy().followsClient()
 	if len(scopes) == 0 && !follows {
 		return nil, nil
 	}

@@ -72,15 +72,15 @@ func (s *Session) egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 			}
 			plain = false
 		case "tools/call":
-			rules = s.p.egressFor(call.Tool)
+			rules = s.policy().egressFor(call.Tool)
 			if call.Task {
 				s.noteTask(call.Tool, m.Result)
 			}
 		case "tasks/result":
-			if call.Tool == "" && s.p.hasEgressRules() {
+			if call.Tool == "" && s.policy().hasEgressRules() {
 				return nil, nil, errUnknownTask
 			}
-			rules = s.p.egressFor(call.Tool)
+			rules = s.policy().egressFor(call.Tool)
 		case "prompts/list", "resources/list", "resources/templates/list", "initialize", "server/discover":
 			out, err := s.pinResult(m, call.Method)
 			if err != nil {
@@ -93,7 +93,7 @@ func (s *Session) egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 	}
 	// After text, every string goes through the secrets and links filter
 	// of the tool that answers (or of the policy).
-	ef := s.p.egressFilterFor(callTool(call))
+	ef := s.policy().egressFilterFor(callTool(call))
 	if len(rules) == 0 && (plain || !rawNeedsText(raw)) && ef.rawClean(raw) {
 		return raw, rewrites, nil
 	}

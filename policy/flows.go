@@ -210,11 +210,11 @@ func (f *flowState) have() labelSet {
 // ask about) on the labels of other processes is refused (or asked
 // about): fail closed.
 func (s *Session) checkFlows(tool string) (rej *message.Rejection, audit, ask bool) {
-	if len(s.p.flows) == 0 || !s.p.labelsOf(tool).has(Exfiltrates) {
+	if len(s.policy().flows) == 0 || !s.policy().labelsOf(tool).has(Exfiltrates) {
 		return nil, false, false
 	}
 	var want labelSet
-	for _, r := range s.p.flows {
+	for _, r := range s.policy().flows {
 		want |= r.after
 	}
 	events, err := s.flow.holding(want)
@@ -222,13 +222,13 @@ func (s *Session) checkFlows(tool string) (rej *message.Rejection, audit, ask bo
 	for _, e := range events {
 		held |= labelBit(e.Label)
 	}
-	for _, r := range s.p.flows {
+	for _, r := range s.policy().flows {
 		if held&r.after == r.after {
 			return flowRejection(tool, r, events), r.audit, r.ask
 		}
 	}
 	if err != nil {
-		for _, r := range s.p.flows {
+		for _, r := range s.policy().flows {
 			if !r.audit {
 				return &message.Rejection{
 					ErrorCode:   codes.Flow,
@@ -294,7 +294,7 @@ func (s *Session) learnResult(call *Call, rewrites []Rewrite) {
 	if tool == "" {
 		return
 	}
-	set := s.p.labelsOf(tool) & resultLabels
+	set := s.policy().labelsOf(tool) & resultLabels
 	why := whyPolicy
 	if call.outside && !set.has(Private) {
 		set |= labelBit(Private)
@@ -322,11 +322,11 @@ func (s *Session) learnResult(call *Call, rewrites []Rewrite) {
 // asked while the session does not hold private and the policy labels
 // something (a policy without labels or flows pays nothing).
 func (s *Session) readsOutsideProject(tool string, args []byte) bool {
-	if !s.p.labelled || s.flow.holdsLocally(Private) {
+	if !s.policy().labelled || s.flow.holdsLocally(Private) {
 		return false
 	}
 	var paths []*ingressRule
-	for _, r := range s.p.callPlanFor(tool).rules {
+	for _, r := range s.policy().callPlanFor(tool).rules {
 		if r.checkName == "path_scope" {
 			paths = append(paths, r)
 		}

@@ -46,8 +46,8 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 	if rej == nil {
 		var audit bool
 		if rej, audit = s.checkInputResponses(m); rej != nil {
-			v := Verdict{Rejection: rej, Audit: s.p.Mode == Audit || audit, AsError: true, Code: jsonrpc2.CodeInvalidParams}
-			if m.Method == "tools/call" && !s.p.RejectAsError {
+			v := Verdict{Rejection: rej, Audit: s.policy().Mode == Audit || audit, AsError: true, Code: jsonrpc2.CodeInvalidParams}
+			if m.Method == "tools/call" && !s.policy().RejectAsError {
 				v.AsError, v.Code = false, 0
 			}
 			return v
@@ -84,19 +84,19 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 	default:
 		return Verdict{}
 	}
-	if rej == nil && len(s.p.limits) > 0 {
+	if rej == nil && len(s.policy().limits) > 0 {
 		// Counted last: a call refused for another reason never
 		// reaches the server, and does not use up its allowance.
-		rej = s.checkLimits(s.p.countedBy(m), m, s.p.Mode == Audit)
+		rej = s.checkLimits(s.policy().countedBy(m), m, s.policy().Mode == Audit)
 	}
 	if rej == nil && asks == nil {
 		return Verdict{}
 	}
 	v := Verdict{}
 	if rej != nil {
-		v.Rejection, v.Audit = rej, s.p.Mode == Audit || flowAudit || s.auditOnly(m, rej)
+		v.Rejection, v.Audit = rej, s.policy().Mode == Audit || flowAudit || s.auditOnly(m, rej)
 	}
-	if m.Method != "tools/call" || s.p.RejectAsError {
+	if m.Method != "tools/call" || s.policy().RejectAsError {
 		v.AsError, v.Code = true, jsonrpc2.CodeInvalidParams
 		if rej != nil && rej.ErrorCode == codes.RateLimited {
 			v.Code = CodeRateLimited
@@ -107,7 +107,7 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 		// (see ask.go), or, in audit mode, is logged as it would be
 		// asked and forwarded.
 		a := s.newAsk(m.Name, m.Arguments, asks)
-		if s.p.Mode == Audit {
+		if s.policy().Mode == Audit {
 			if rej == nil {
 				v.Rejection, v.Audit = a.auditRejection(), true
 			}
@@ -122,18 +122,18 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 // ask the user about it (nil when none does).
 func (s *Session) checkToolCall(m *message.Message, extra []string) (*message.Rejection, []approval.Reason) {
 	tool := m.Name
-	plan := s.p.callPlanFor(tool)
+	plan := s.policy().callPlanFor(tool)
 	if visible := canon.Visible(tool); visible != tool {
 		// The name the agent read in tools/list, where the server may
 		// have listed it with invisible or control characters: judged
 		// as that name too, so wi\u200bpe does not get past wipe: deny.
-		if vp := s.p.callPlanFor(visible); vp.denied || !plan.denied {
+		if vp := s.policy().callPlanFor(visible); vp.denied || !plan.denied {
 			plan = vp
 		}
 	}
 	d := &plan.toolDecision
 	if !d.denied {
-		if rule := s.p.looseDeny(tool); rule != "" {
+		if rule := s.policy().looseDeny(tool); rule != "" {
 			// Another spelling of a denied tool (SEND_EMAIL, "send_email ",
 			// a Cyrillic look-alike) that a loose server resolves to it.
 			d = &toolDecision{denied: true, rule: rule}
@@ -259,7 +259,7 @@ func schemaRejection(tool, rule, which string, errs []message.ValidationError, r
 
 // checkRules decodes raw arguments and runs the ingress rules for method.
 func (s *Session) checkRules(method, name string, raw []byte, validated bool, extra []string) *message.Rejection {
-	rs := s.p.rulesFor(method, name)
+	rs := s.policy().rulesFor(method, name)
 	if n := len(rs); n > 0 && rs[n-1].rawClean != nil && rs[n-1].rawClean(raw) {
 		rs = rs[:n-1] // nothing the secrets scanner could find, as in checkToolCall
 	}
@@ -526,7 +526,7 @@ func (s *Session) checkCompletion(m *message.Message, extra []string) *message.R
 	if ref.Ref.Type == "ref/resource" {
 		name = ref.Ref.URI
 	}
-	if len(s.p.rulesFor(m.Method, name)) == 0 {
+	if len(s.policy().rulesFor(m.Method, name)) == 0 {
 		return nil
 	}
 	var p struct {

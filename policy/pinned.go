@@ -19,7 +19,7 @@ import (
 // checkPin refuses a call of an item that was withheld from its list, or
 // that the lock file does not pin.
 func (s *Session) checkPin(kind pins.Kind, key string) *message.Rejection {
-	b := s.pins.Check(kind, key)
+	b := s.pinState().Check(kind, key)
 	if b == nil {
 		return nil
 	}
@@ -64,7 +64,7 @@ func (s *Session) pinItem(l *pins.List, v jsontext.Value) bool {
 func (s *Session) pinList(m *message.Message, kind pins.Kind) ([]byte, error) {
 	var kept []jsontext.Value
 	changed := false
-	l := s.pins.NewList(kind)
+	l := s.pinState().NewList(kind)
 	err := eachArrayMember(m.Result, kind.Section(), func(_ int, v jsontext.Value) error {
 		if s.pinItem(l, v) {
 			kept = append(kept, v)
@@ -85,7 +85,7 @@ func (s *Session) listDone(result jsontext.Value, kind pins.Kind) {
 	more := false
 	_ = eachResultMember(result, func(name string, _ jsontext.Value) { more = more || name == "nextCursor" })
 	if !more {
-		s.pins.ListDone(kind)
+		s.pinState().ListDone(kind)
 	}
 }
 
@@ -107,9 +107,9 @@ func (s *Session) pinInit(m *message.Message) ([]byte, error) {
 		}
 	})
 	if info != nil {
-		s.logPin(s.pins.ServerInfo(info))
+		s.logPin(s.pinState().ServerInfo(info))
 	}
-	out, outPresent, rewrite, ev := s.pins.Instructions(instructions, present)
+	out, outPresent, rewrite, ev := s.pinState().Instructions(instructions, present)
 	s.logPin(ev)
 	if !rewrite {
 		return nil, nil

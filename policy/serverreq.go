@@ -153,7 +153,7 @@ func (s *Session) JudgeServerRequest(method string, params jsontext.Value) Serve
 		return d
 	}
 	d.Kind, d.Rule = kind, "server_requests."+kind
-	sp := s.p.serverRequests
+	sp := s.policy().serverRequests
 	switch sp.action[kind] {
 	case "deny":
 		d.Action, d.Code, d.Reason = RequestRejected, codes.ServerRequest, "the policy denies "+kind+" requests of the server"
@@ -167,7 +167,7 @@ func (s *Session) JudgeServerRequest(method string, params jsontext.Value) Serve
 	} else {
 		_, _, _ = s.judgeRequestContent(kind, params, &d) // findings for the log
 	}
-	if d.Action == RequestRejected && s.p.Mode == Audit {
+	if d.Action == RequestRejected && s.policy().Mode == Audit {
 		d.Action = RequestAudited
 	}
 	return d
@@ -184,7 +184,7 @@ func (s *Session) judgeRequestContent(kind string, params jsontext.Value, d *Ser
 		if err := unmarshalLoose(params, &p); err != nil || p.URL == "" {
 			return "server_requests.elicitation_url", codes.ServerRequest, "a URL elicitation without a url string"
 		}
-		if f := s.p.serverRequests.url.Check(canon.Text(p.URL)); f != nil {
+		if f := s.policy().serverRequests.url.Check(canon.Text(p.URL)); f != nil {
 			return "url", codes.URL, "the elicitation's " + f.Reason
 		}
 		if canon.Text(p.URL) != p.URL {
@@ -216,7 +216,7 @@ func (s *Session) judgeRequestContent(kind string, params jsontext.Value, d *Ser
 		}
 	case KindSampling:
 		d.Findings = samplingFindings(params)
-		if len(d.Findings) > 0 && s.p.LintEnforce {
+		if len(d.Findings) > 0 && s.policy().LintEnforce {
 			return "lint", codes.ServerRequest, "the sampling request holds instructions to the model (" + lint.Join(d.Findings) + ")"
 		}
 	}

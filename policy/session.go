@@ -156,7 +156,9 @@ func (l *rewriteList) records() []Rewrite {
 // Session is a policy applied to one downstream: it holds what the session
 // learns, the input schemas the server announced. Safe for concurrent use.
 type Session struct {
-	p *Policy
+	// pol is the policy in force: Reload replaces it, and everything the
+	// session has learnt stays.
+	pol atomic.Pointer[Policy]
 
 	mu sync.Mutex
 	// serverSchemas maps tool name to its compiled inputSchema; a nil
@@ -191,7 +193,7 @@ type Session struct {
 	// SetServerArgv); set before the session is used.
 	serverDirs []string
 
-	pins *pins.Session
+	pins atomic.Pointer[pins.Session]
 	// OnPin, when set (before the session is used), gets every pin
 	// decision: withheld and audited items, new items, lint findings,
 	// replaced instructions.
@@ -215,10 +217,10 @@ type Session struct {
 // so that a client calling a tool it remembers from an earlier connection
 // is not refused for skipping tools/list.
 func (s *Session) AwaitsServerSchema(m *message.Message) bool {
-	if m.Kind != message.Request || m.Method != "tools/call" || s.offline || !s.p.capturesSchemas() {
+	if m.Kind != message.Request || m.Method != "tools/call" || s.offline || !s.policy().capturesSchemas() {
 		return false
 	}
-	plan := s.p.callPlanFor(m.Name)
+	plan := s.policy().callPlanFor(m.Name)
 	if plan.denied || !plan.serverSchema {
 		return false
 	}
@@ -252,9 +254,22 @@ func nextCursor(result jsontext.Value) string {
 
 // NewSession starts applying p to one downstream server.
 func (p *Policy) NewSession() *Session {
-	return &Session{p: p, serverSchemas: map[string]*argSchema{},
-		pins: pins.NewSession(pins.Options{Lock: p.lock, Audit: p.Mode == Audit, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, Lint: p.linted})}
+	s := &Session{serverSchemas: map[string]*argSchema{}}
+	s.pol.Store(p)
+	s.pins.Store(pins.NewSession(p.pinOptions()))
+	return s
 }
+
+// pinOptions are the pin settings of p.
+func (p *Policy) pinOptions() pins.Options {
+	return pins.Options{Lock: p.lock, Audit: p.Mode == Audit, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, Lint: p.linted}
+}
+
+// policy is the policy in force.
+func (s *Session) policy() *Policy { return s.pol.Load() }
+
+// pinState is the pin state of the session.
+func (s *Session) pinState() *pins.Session { return s.pins.Load() }
 
 func (s *Session) serverSchema(tool string) (sch *argSchema, known bool) {
 	s.mu.Lock()
@@ -287,7 +302,7 @@ type listedTool struct {
 // hides it. A list in which two tools read as the same name is refused
 // (an error): which of them a client calls is the server's choice.
 func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
-	capture := s.p.capturesSchemas()
+	capture := s.policy().capturesSchemas()
 	if capture && nextCursor(m.Result) == "" {
 		// The last page: a tool not seen by now is not the server's.
 		s.mu.Lock()
@@ -299,7 +314,7 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 	var kept []jsontext.Value
 	var rewrites []Rewrite
 	changed := false
-	pinned := s.pins.NewList(pins.Tool)
+	pinned := s.pinState().NewList(pins.Tool)
 	err := eachArrayMember(m.Result, "tools", func(i int, v jsontext.Value) error {
 		var t listedTool
 		if err := unmarshalLoose(v, &t); err != nil {
@@ -315,10 +330,10 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 			return errSameName
 		}
 		names[name] = true
-		if s.p.Denied(t.Name) || s.p.Denied(name) || s.p.looseDeny(t.Name) != "" {
+		if s.policy().Denied(t.Name) || s.policy().Denied(name) || s.policy().looseDeny(t.Name) != "" {
 			changed = true
 			rewrites = append(rewrites, Rewrite{Field: "result.tools[" + strconv.Itoa(i) + "]", Canonicaliser: "hidden", Removed: len(v),
-				Tool: clean(t.Name), Rule: s.p.tool(t.Name).rule})
+				Tool: clean(t.Name), Rule: s.policy().tool(t.Name).rule})
 			return nil
 		}
 		if !s.pinItem(pinned, v) {
@@ -327,7 +342,7 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 		}
 		kept = append(kept, v)
 		if capture && t.Name != "" && t.InputSchema != nil {
-			sch, err := s.p.schemas.compile(t.InputSchema)
+			sch, err := s.policy().schemas.compile(t.InputSchema)
 			if err != nil || seen[t.Name] {
 				// Known but unenforceable: calls fail closed. A tool
 				// announced twice is ambiguous (clients differ on which

@@ -239,7 +239,7 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 	}()
 	go fake.run(serverSteps)
 
-	serve(cfg, d)
+	serve(cfg, d, nil, nil)
 	agentOutW.Close()
 	logW.Close()
 	agentInR.CloseWithError(io.ErrClosedPipe) // an agent script still waiting ends

@@ -15,7 +15,9 @@
 // # The process
 //
 // The server runs from its argv (no shell) in its own process group.
-// SIGINT, SIGTERM and SIGHUP are forwarded to the group; when the agent
+// SIGINT and SIGTERM are forwarded to the group. SIGHUP reloads the
+// policy (Config.Reload) and is not forwarded: most servers die of it
+// (Node's default), and a reload must not end the session. When the agent
 // closes stdin the server's stdin is closed, what it still writes is
 // drained, and after a grace period the group gets SIGTERM, then SIGKILL.
 // Run returns the server's status (128+N for signal N, 127 when it could

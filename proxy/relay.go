@@ -55,6 +55,10 @@ type Config struct {
 	// session (see policy.LabelStore); Run uses the session of
 	// mcpguard's parent process when it is nil.
 	Labels policy.LabelStore
+	// Reload, when set, reads the policy again (its file and lock file,
+	// with the run's --mode): SIGHUP then reloads instead of reaching the
+	// server (see relay.reload).
+	Reload func() (*policy.Policy, error)
 }
 
 // ServerName is the name a run is logged under: the policy's server, else
@@ -110,7 +114,10 @@ func Run(cfg Config) int {
 	reserveProcs()
 	growPipe(cfg.Stdin)
 	growPipe(cfg.Stdout)
-	server, err := startDownstream(cfg.Argv, cfg.Stderr, cfg.RawStderr, cfg.Policy.RedactSecrets)
+	var inForce atomic.Pointer[policy.Policy] // for the server's stderr; a reload replaces it
+	inForce.Store(cfg.Policy)
+	redact := func(s string) string { return inForce.Load().RedactSecrets(s) }
+	server, err := startDownstream(cfg.Argv, cfg.Stderr, cfg.RawStderr, redact)
 	if err != nil {
 		fmt.Fprintf(cfg.Stderr, "mcpguard: cannot start %q: %v\n", cfg.Argv, err)
 		cfg.Log.Log(eventlog.Event{Level: zerolog.ErrorLevel, Event: eventlog.EventStart, Message: "cannot start the MCP server: " + err.Error()})
@@ -129,13 +136,24 @@ func Run(cfg Config) int {
 		signal.Stop(signals) // no send after it returns
 		close(signals)
 	}()
+	// One pending reload is enough: a SIGHUP that lands while one runs
+	// is served by the next, which reads the files after it.
+	reloads := make(chan struct{}, 1)
 	go func() {
+		defer close(reloads) // its only sender
 		for sig := range signals {
+			if sig == syscall.SIGHUP && cfg.Reload != nil {
+				select {
+				case reloads <- struct{}{}:
+				default:
+				}
+				continue
+			}
 			server.signal(sig.(syscall.Signal))
 			go server.escalate(cfg.Grace)
 		}
 	}()
-	return serve(cfg, server)
+	return serve(cfg, server, reloads, func(p *policy.Policy) { inForce.Store(p) })
 }
 
 // withDefaults fills in what cfg leaves zero.
@@ -165,7 +183,10 @@ func (cfg Config) withDefaults() Config {
 // server until the server has exited and its output is drained, and
 // returns the server's status. The server is a process in Run; the relay
 // conformance tests give it one that runs in the test.
-func serve(cfg Config, server *downstream) int {
+//
+// Each receive on reloads reloads the policy (relay.reload); reloaded,
+// when set, gets every policy put in force.
+func serve(cfg Config, server *downstream, reloads <-chan struct{}, reloaded func(*policy.Policy)) int {
 	started := time.Now()
 	cfg.Log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventStart, Message: "MCP server started",
 		Extra: func(e *zerolog.Event) { e.Int("child_pid", server.pid).Str("mode", string(cfg.Policy.Mode)) }})
@@ -194,6 +215,15 @@ func serve(cfg Config, server *downstream) int {
 	}
 	r.session.OnLabel = r.logLabels
 
+	if reloads != nil {
+		go func() {
+			for range reloads {
+				if p := r.reload(); p != nil && reloaded != nil {
+					reloaded(p)
+				}
+			}
+		}()
+	}
 	go r.ingress()
 	drained := make(chan struct{})
 	go func() {

@@ -98,6 +98,9 @@ type Session struct {
 	// the canon.Loose name of every pinned item to its key (both under mu).
 	withheld    [numKinds]map[string]*Block
 	pinnedLoose [numKinds]map[string]string
+	// seen is the digest of every item's definition as last listed
+	// (under mu), so that a reloaded lock can judge it again (Reload).
+	seen [numKinds]map[string]string
 }
 
 // NewSession starts the pin state of one session.
@@ -109,6 +112,7 @@ func NewSession(opt Options) *Session {
 	for k := range numKinds {
 		s.pinned[k] = map[string]Definition{}
 		s.digests[k] = map[string]string{}
+		s.seen[k] = map[string]string{}
 	}
 	if l := opt.Lock; l != nil {
 		for k := range numKinds {
@@ -242,6 +246,9 @@ func (s *Session) judge(kind Kind, raw []byte, def Definition, key string, err e
 	var block *Block
 	var fields []string
 	newItem := false
+	if _, known := s.seen[kind][key]; known || len(s.seen[kind]) < 2*maxItems {
+		s.seen[kind][key] = digest
+	}
 	pinned, ok := s.pinned[kind][key]
 	switch {
 	case !ok && s.opt.Lock != nil:

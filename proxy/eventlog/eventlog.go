@@ -37,6 +37,7 @@ const (
 	EventLimit     Kind = "limit"
 	EventWarning   Kind = "warning" // the policy and the server disagree (a path_scope root that does not exist, ...)
 	EventPin       Kind = "pin"     // a pin or lint decision on what the server shows the model
+	EventReload    Kind = "reload"  // the policy read again on SIGHUP: put in force, or refused and the old one kept
 	// EventServerRequest is a request of the server's to the client
 	// (sampling, elicitation, roots) that the policy allowed.
 	EventServerRequest Kind = "server_request"

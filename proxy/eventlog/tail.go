@@ -87,7 +87,7 @@ func (t *Tail) ReadFile(path string) error {
 // the server's start and exit.
 func shown(r *Record) bool {
 	switch r.Event {
-	case EventRejected, EventAudited, EventMalformed, EventDropped, EventRewritten, EventLimit, EventStart, EventExit, EventWarning:
+	case EventRejected, EventAudited, EventMalformed, EventDropped, EventRewritten, EventLimit, EventStart, EventExit, EventWarning, EventReload:
 		return true
 	}
 	return r.Action != ActionNone

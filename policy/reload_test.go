@@ -1,0 +1,43 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/mcpguard/mcpguard/rules/codes"
+)
+
+// TestReloadKeepsCounts: after Reload, calls are judged by the new
+// policy, and a rate_limit rule that counts the same calls keeps its
+// count under its new numbers; a rule the new policy drops takes its
+// count with it.
+func TestReloadKeepsCounts(t *testing.T) {
+	s := mustLoad(t, limitPolicy).NewSession()
+	for i := range 2 {
+		if v := s.Ingress(toolCall(t, i, "comment", `{"pr":1}`)); v.Rejection != nil {
+			t.Fatal(v.Rejection.Error)
+		}
+	}
+	s.Reload(mustLoad(t, `
+version: 1
+tools: {delete: deny}
+ingress:
+  - {tools: [comment], fields: [pr], check: rate_limit, calls: 3, per: 5m}
+`))
+	if v := s.Ingress(toolCall(t, 3, "delete", `{}`)); v.Rejection == nil || v.Rejection.ErrorCode != codes.ToolDenied {
+		t.Fatalf("a tool the reloaded policy denies: %+v", v.Rejection)
+	}
+	if v := s.Ingress(toolCall(t, 4, "comment", `{"pr":1}`)); v.Rejection != nil {
+		t.Fatalf("third call under calls: 3: %s", v.Rejection.Error)
+	}
+	if v := s.Ingress(toolCall(t, 5, "comment", `{"pr":1}`)); v.Rejection == nil || v.Rejection.ErrorCode != codes.RateLimited {
+		t.Fatalf("fourth call: the count was lost in the reload: %+v", v.Rejection)
+	}
+	s.Reload(mustLoad(t, "version: 1\n"))
+	if n := len(s.limits.windows); n != 0 {
+		t.Fatalf("%d windows kept for rules the policy no longer has", n)
+	}
+	s.Reload(mustLoad(t, limitPolicy))
+	if v := s.Ingress(toolCall(t, 6, "comment", `{"pr":1}`)); v.Rejection != nil {
+		t.Fatalf("a rule added back starts afresh: %s", v.Rejection.Error)
+	}
+}
