@@ -128,6 +128,19 @@ func approvalLog(t *testing.T, logFile string) []map[string]any {
 	return out
 }
 
+// countLogged counts the approval log lines with action whose message
+// holds text.
+func countLogged(t *testing.T, logFile, action, text string) int {
+	t.Helper()
+	n := 0
+	for _, ev := range approvalLog(t, logFile) {
+		if msg, _ := ev["message"].(string); ev["action"] == action && strings.Contains(msg, text) {
+			n++
+		}
+	}
+	return n
+}
+
 func TestApprovalAllowOnceSDK(t *testing.T) {
 	t.Parallel()
 	var p prompts
@@ -141,13 +154,7 @@ func TestApprovalAllowOnceSDK(t *testing.T) {
 			t.Fatalf("call %d: %d prompts; allow once must ask every call", i, p.count())
 		}
 	}
-	allowed := 0
-	for _, ev := range approvalLog(t, logFile) {
-		if ev["action"] == "allowed" && strings.Contains(ev["message"].(string), "allowed once") {
-			allowed++
-		}
-	}
-	if allowed != 2 {
+	if allowed := countLogged(t, logFile, "allowed", "allowed once"); allowed != 2 {
 		t.Errorf("%d log lines say allowed once, want 2: %v", allowed, approvalLog(t, logFile))
 	}
 }
@@ -165,13 +172,7 @@ func TestApprovalAllowSessionSDK(t *testing.T) {
 	if p.count() != 1 {
 		t.Errorf("%d prompts for three calls; allow for this session must ask once", p.count())
 	}
-	remembered := 0
-	for _, ev := range approvalLog(t, logFile) {
-		if ev["action"] == "allowed" && strings.Contains(ev["message"].(string), "earlier in this session") {
-			remembered++
-		}
-	}
-	if remembered != 2 {
+	if remembered := countLogged(t, logFile, "allowed", "earlier in this session"); remembered != 2 {
 		t.Errorf("%d log lines for calls allowed by the session's answer, want 2", remembered)
 	}
 }
@@ -203,12 +204,8 @@ func TestApprovalRefusedSDK(t *testing.T) {
 			if _, rej := callEcho(t, cs, "again"); rej == nil || p.count() != 2 {
 				t.Errorf("the second call after %s: %+v, %d prompts; want a refusal after a second prompt", name, rej, p.count())
 			}
-			logged := false
-			for _, ev := range approvalLog(t, logFile) {
-				logged = logged || ev["event"] == "rejected" && ev["error_code"] == "OP_APPROVAL_DENIED"
-			}
-			if !logged {
-				t.Errorf("no rejected line with OP_APPROVAL_DENIED in the log")
+			if n := countLogged(t, logFile, "rejected", "did not approve"); n != 2 {
+				t.Errorf("%d rejected lines for the two refused calls in the log", n)
 			}
 		})
 	}
@@ -499,11 +496,7 @@ func TestApprovalCancelledByAgentSDK(t *testing.T) {
 	if got, rej := callEcho(t, cs, "next"); rej != nil || got != "next" {
 		t.Errorf("the call after a cancelled one: %q, %+v", got, rej)
 	}
-	cancelled := false
-	for _, ev := range approvalLog(t, logFile) {
-		cancelled = cancelled || ev["action"] == "dropped" && strings.Contains(ev["message"].(string), "cancelled")
-	}
-	if !cancelled {
+	if countLogged(t, logFile, "dropped", "cancelled") != 1 {
 		t.Errorf("no log line for the call cancelled while held: %v", approvalLog(t, logFile))
 	}
 }
