@@ -98,11 +98,9 @@ var Agents = []Agent{
 	{Name: "antigravity", User: []string{"~/.gemini/antigravity/mcp_config.json"},
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"serverUrl"`},
 	{Name: "continue", User: []string{"~/.continue/config.yaml"},
-		Format: "yaml", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "sse"|"streamable-http", "url"`,
-		Unsupported: "YAML is not edited yet; wrap its servers by hand"},
+		Format: "yaml", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "sse"|"streamable-http", "url"`},
 	{Name: "goose", User: []string{"$XDG/goose/config.yaml"},
-		Format: "yaml", Key: "extensions", Shape: "cmd+args", Remote: `"type": "sse"|"streamable_http", "uri"`,
-		Unsupported: "YAML is not edited yet; wrap its servers by hand"},
+		Format: "yaml", Key: "extensions", Shape: "cmd+args", Remote: `"type": "sse"|"streamable_http", "uri"`},
 }
 
 // Clients lists every client wrap knows, in the order it reports them.
@@ -164,7 +162,7 @@ type Location struct {
 	Key string
 	// Shape is the entry's shape: CommandArgs or CommandArray.
 	Shape string
-	// Format is "json", or "toml" or "yaml" (read, never edited).
+	// Format is "json", "toml" (Codex) or "yaml" (Continue, Goose).
 	Format string
 	// ClaudeProjects: ~/.claude.json, whose projects.<dir>.mcpServers
 	// hold each project's local servers too.

@@ -29,9 +29,13 @@
 // ("type": "local" is stdio), Crush (key mcp) and Antigravity. Codex's
 // TOML is edited in place: go-toml's parser (github.com/pelletier/go-toml/v2/unstable)
 // gives the byte range of each [mcp_servers.NAME] table's command and
-// args, and only those bytes change (codex.go). Continue and Goose (YAML:
-// github.com/goccy/go-yaml) are read, so that status counts their
-// servers, and not edited: their servers are for wrapping by hand.
+// args, and only those bytes change (codex.go). Continue (mcpServers, a
+// list of {name, command, args}) and Goose (extensions, a map of {cmd,
+// args}) are YAML, edited the same way: go-yaml's parser
+// (github.com/goccy/go-yaml) gives each command's and args element's line
+// and column, only those bytes change, and the edited file is read back
+// to check the entry runs what it should (yaml.go). Entries in flow style
+// or with a multi-line command are listed and left for the user.
 //
 // HOME, XDG_CONFIG_HOME and CODEX_HOME say where to look (the hidden flag
 // --home replaces HOME, for tests).

@@ -28,6 +28,9 @@ func (c *Config) guard(s *Server, exe, policy string) error {
 	if c.Format == "toml" {
 		return c.guardTOML(s, exe, policy)
 	}
+	if c.Format == "yaml" {
+		return c.guardYAML(s, exe, policy)
+	}
 	obj, err := c.entry(s.Pointer)
 	if err != nil {
 		return err
@@ -154,6 +157,9 @@ func (c *Config) unguard(s *Server) error {
 	}
 	if c.Format == "toml" {
 		return c.unguardTOML(s)
+	}
+	if c.Format == "yaml" {
+		return c.unguardYAML(s)
 	}
 	obj, err := c.entry(s.Pointer)
 	if err != nil {

@@ -57,9 +57,19 @@ func parseReadOnly(loc Location, b []byte, isGuard func(string) bool) (*Config, 
 		return nil, fmt.Errorf("%s is neither a table nor a list", loc.Key)
 	}
 	var editable map[string]*tomlEntry
-	if loc.Format == "toml" {
+	var editableYAML map[string]*yamlEntry
+	switch loc.Format {
+	case "toml":
 		if editable, err = tomlEntries(b); err != nil {
 			return nil, fmt.Errorf("not valid toml: %v", err)
+		}
+	case "yaml":
+		cmdKey := "command"
+		if loc.Client == "goose" {
+			cmdKey = "cmd"
+		}
+		if editableYAML, err = yamlEntries(b, loc.Key, cmdKey); err != nil {
+			return nil, fmt.Errorf("not valid yaml: %v", err)
 		}
 	}
 	for _, e := range entries {
@@ -93,6 +103,9 @@ func parseReadOnly(loc Location, b []byte, isGuard func(string) bool) (*Config, 
 		classify(&s, v, false, isGuard)
 		if t := editable[e.name]; loc.Format == "toml" && (s.Kind == Guarded || s.Kind == Unguarded) && (t == nil || t.cmd[0] < 0) {
 			s.Kind, s.Note = Unusable, "written as an inline table or with dotted keys: wrap it by hand"
+		}
+		if loc.Format == "yaml" && (s.Kind == Guarded || s.Kind == Unguarded) && editableYAML[e.name] == nil {
+			s.Kind, s.Note = Unusable, "written in flow style or with a multi-line command: wrap it by hand"
 		}
 		c.Servers = append(c.Servers, s)
 	}

@@ -211,7 +211,7 @@ func (o *Options) edit(c *Config, s *Server, wrap bool) Outcome {
 		return outcome("skipped", "mcpguard runs through "+s.Launcher+": unwrap it by hand", false)
 	}
 	if wrap && s.Kind == Guarded {
-		if s.Policy == "" && len(s.Own) == 0 && len(s.Argv) > 0 && o.Policies.Dir != "" && c.Shape != CommandArray && c.Format != "toml" {
+		if s.Policy == "" && len(s.Own) == 0 && len(s.Argv) > 0 && o.Policies.Dir != "" && c.Shape != CommandArray && c.Format == "json" {
 			return o.givePolicy(c, s)
 		}
 		return outcome("guarded", "already; "+policyLabel(s.Policy), false)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/goccy/go-yaml"
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/mcpguard/mcpguard/policy/pins"
@@ -133,6 +134,52 @@ func servers(t *testing.T, loc Location) map[string][]string {
 		}
 		return got
 	}
+	if loc.Format == "yaml" {
+		// Continue: a list of {name, command, args}; Goose: a map of
+		// {cmd, args}, builtin extensions aside.
+		type entry struct {
+			Name    string   `yaml:"name"`
+			Command string   `yaml:"command"`
+			Cmd     string   `yaml:"cmd"`
+			Args    []string `yaml:"args"`
+		}
+		c, err := Load(loc, IsGuardCommand(testExe))
+		if err != nil {
+			t.Fatalf("%s: %v", loc.Path, err)
+		}
+		got := map[string][]string{}
+		add := func(name string, e entry) {
+			i := slices.IndexFunc(c.Servers, func(s Server) bool { return s.Name == name })
+			if i < 0 || c.Servers[i].Kind != Guarded && c.Servers[i].Kind != Unguarded {
+				return // listed and left alone
+			}
+			if cmd := e.Command + e.Cmd; cmd != "" {
+				got[name] = append([]string{cmd}, e.Args...)
+			}
+		}
+		if loc.Client == "goose" {
+			var doc struct {
+				Extensions map[string]entry `yaml:"extensions"`
+			}
+			if err := yaml.Unmarshal(b, &doc); err != nil {
+				t.Fatalf("%s no longer parses as YAML: %v\n%s", loc.Path, err, b)
+			}
+			for name, e := range doc.Extensions {
+				add(name, e)
+			}
+			return got
+		}
+		var doc struct {
+			MCPServers []entry `yaml:"mcpServers"`
+		}
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("%s no longer parses as YAML: %v\n%s", loc.Path, err, b)
+		}
+		for _, e := range doc.MCPServers {
+			add(e.Name, e)
+		}
+		return got
+	}
 	if strictJSON[loc.Client] {
 		if err := json.Unmarshal(b, new(jsontext.Value)); err != nil {
 			t.Fatalf("%s is no longer plain JSON: %v", loc.Path, err)
@@ -228,8 +275,8 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 			t.Errorf("%s: modes %v and %v (backup), want %v", l.Path, fi.Mode().Perm(), bi.Mode().Perm(), want)
 		}
 	}
-	if wrappedCount != 31 {
-		t.Errorf("wrapped %d servers, want the fixture's 31", wrappedCount)
+	if wrappedCount != 38 {
+		t.Errorf("wrapped %d servers, want the fixture's 38", wrappedCount)
 	}
 
 	// Wrapping again changes nothing, and says so.
@@ -420,6 +467,8 @@ func TestWrapPlacesPolicies(t *testing.T) {
 		"cursor-" + project + "-fetch.yaml":           "fetch.yaml",
 		"vscode-" + project + "-memory.yaml":          "memory.yaml",
 		"vscode-playwright.yaml":                      "playwright.yaml",
+		"continue-memory.yaml":                        "memory.yaml",
+		"goose-fetch.yaml":                            "fetch.yaml",
 	}
 	for name, src := range shippedCopies {
 		got, err := os.ReadFile(filepath.Join(dir, name))
@@ -436,8 +485,10 @@ func TestWrapPlacesPolicies(t *testing.T) {
 	}
 	// notion, sqlite, pythonTools, coverctl; the gemini extension's notes,
 	// junie's sqlite, amazonq's aws-docs, kiro's time and web, crush's
-	// filesystem (a node script), codex's docs, multi and tool
-	if wantInit := 13; len(inits) != wantInit {
+	// filesystem (a node script), codex's docs, multi and tool;
+	// continue's SQLite, Time and Spaced, goose's github (the retired
+	// server-github) and last
+	if wantInit := 18; len(inits) != wantInit {
 		t.Errorf("init ran for %q, want the %d servers no shipped policy fits", inits, wantInit)
 	}
 	for _, name := range []string{"claude-desktop-notion.yaml", "claude-desktop-sqlite.yaml", "gemini-pythontools.yaml"} {
@@ -543,7 +594,7 @@ func TestStatus(t *testing.T) {
 	if f := find(ClaudeDesktop, "windows"); f[2] != "skipped" || !strings.Contains(out.String(), "windows: a Windows command; mcpguard does not run on Windows") {
 		t.Errorf("windows line: %q", f)
 	}
-	// TOML and YAML configs are read (not edited): their servers count
+	// TOML and YAML configs are read: their servers count
 	for _, cs := range [][2]string{{Codex, "docs"}, {"continue", "SQLite"}, {"goose", "github"}} {
 		if f := find(cs[0], cs[1]); f[2] != "UNGUARDED" {
 			t.Errorf("%s line: %q", cs[0], f)
@@ -552,7 +603,7 @@ func TestStatus(t *testing.T) {
 	if f := find("goose", "developer"); f[2] != "skipped" {
 		t.Errorf("goose's builtin extension: %q", f)
 	}
-	if !strings.Contains(out.String(), "0 guarded, 33 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
+	if !strings.Contains(out.String(), "0 guarded, 38 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
 		t.Errorf("no summary:\n%s", out.String())
 	}
 	// one line per server, per note, the header and the two summary lines
@@ -563,8 +614,8 @@ func TestStatus(t *testing.T) {
 		t.Errorf("no unpinned note for cursor's notes server:\n%s", out.String())
 	}
 	// every npx, uvx and docker server of the fixture but the pinned ones
-	if r.Unpinned != 24 {
-		t.Errorf("%d unpinned, want the fixture's 24", r.Unpinned)
+	if r.Unpinned != 26 {
+		t.Errorf("%d unpinned, want the fixture's 26", r.Unpinned)
 	}
 }
 
@@ -629,9 +680,9 @@ func TestWrapLeavesOtherProjectsAlone(t *testing.T) {
 	now := snapshot(t, home, orig)
 	for rel := range orig {
 		changed := !bytes.Equal(now[rel], orig[rel])
-		wantChange := !strings.HasPrefix(rel, "project/") && !strings.HasSuffix(rel, ".yaml")
+		wantChange := !strings.HasPrefix(rel, "project/")
 		if changed != wantChange {
-			t.Errorf("%s: changed %v; only the project files (and YAML) must be left alone", rel, changed)
+			t.Errorf("%s: changed %v; only the project files must be left alone", rel, changed)
 		}
 	}
 	// A project given by name is handled.
