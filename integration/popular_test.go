@@ -203,10 +203,12 @@ func popularServers(t *testing.T, stubURL, home string) []popularServer {
 	}
 }
 
-// TestShippedPopularServers starts each server directly to read its
-// tools/list (which must be the saved one of the policy's pinned version),
-// then behind its shipped policy: denied tools are hidden, benign calls
-// reach the server, attacks are refused by mcpguard.
+// TestShippedPopularServers starts each server once, behind its shipped
+// policy: denied tools are hidden, benign calls reach the server, attacks
+// are refused by mcpguard. A tee between mcpguard and the server keeps
+// what the server sent, so its own tools/list (which must be the saved one
+// of the policy's pinned version) is read as the server wrote it, and
+// `mcpguard check` and `eval` run against it.
 func TestShippedPopularServers(t *testing.T) {
 	t.Parallel()
 	requireGuard(t)
@@ -223,38 +225,13 @@ func TestShippedPopularServers(t *testing.T) {
 				t.Fatalf("%s is not installed: %v", ps.bin, err)
 			}
 			env := append([]string{"HOME=" + home, "OTEL_SDK_DISABLED=true"}, ps.env...)
-			argv := append([]string{bin}, ps.args...)
+			sent := filepath.Join(t.TempDir(), "server.out")
+			tapped := append([]string{"sh", "-c", `"$@" | tee "$0"`, sent, bin}, ps.args...)
 
-			direct := connectDirect(t, withEnv(argv, env...)...)
-			live, err := direct.ListTools(t.Context(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			liveList, _ := json.Marshal(map[string]any{"tools": live.Tools})
-			saved := savedToolNames(t, ps.policy)
-			var names []string
-			for _, tool := range live.Tools {
-				names = append(names, tool.Name)
-			}
-			slices.Sort(names)
-			if !slices.Equal(names, saved) {
-				t.Fatalf("the server lists %q; the policy was written against %q", names, saved)
-			}
-			listFile := filepath.Join(t.TempDir(), "tools.json")
-			if err := os.WriteFile(listFile, liveList, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if out, status := runGuardCmd(t, "check", "--tools-list", listFile, shippedPolicy(ps.policy)); status != 0 || strings.Contains(out, "has no tool") {
-				t.Errorf("mcpguard check against the live tools/list: status %d\n%s", status, out)
-			}
-
-			cs := connect(t, nil, withEnv(guardArgv(t, &guardOpts{Policy: shippedPolicy(ps.policy)}, argv...), env...)...)
+			cs := connect(t, nil, withEnv(guardArgv(t, &guardOpts{Policy: shippedPolicy(ps.policy)}, tapped...), env...)...)
 			guarded, err := cs.ListTools(t.Context(), nil)
 			if err != nil {
 				t.Fatal(err)
-			}
-			if len(guarded.Tools) > len(live.Tools) {
-				t.Errorf("guarded tools/list has %d tools, the server %d", len(guarded.Tools), len(live.Tools))
 			}
 			for _, c := range ps.attacks {
 				if c.code == "INPUT_REJECTED_TOOL_DENIED" && slices.ContainsFunc(guarded.Tools, func(tool *mcp.Tool) bool { return tool.Name == c.tool }) {
@@ -272,6 +249,26 @@ func TestShippedPopularServers(t *testing.T) {
 					t.Errorf("the benign calls did not reach the server's API (the stub saw %q, want %s)", got, ps.stubPath)
 				}
 			}
+			// Closing waits for mcpguard, which waits for the server and
+			// the tee: what the server sent is all in the file.
+			cs.Close()
+
+			liveList, names := sentToolsList(t, sent)
+			if len(guarded.Tools) > len(names) {
+				t.Errorf("guarded tools/list has %d tools, the server %d", len(guarded.Tools), len(names))
+			}
+			saved := savedToolNames(t, ps.policy)
+			slices.Sort(names)
+			if !slices.Equal(names, saved) {
+				t.Fatalf("the server lists %q; the policy was written against %q", names, saved)
+			}
+			listFile := filepath.Join(t.TempDir(), "tools.json")
+			if err := os.WriteFile(listFile, liveList, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, status := runGuardCmd(t, "check", "--tools-list", listFile, shippedPolicy(ps.policy)); status != 0 || strings.Contains(out, "has no tool") {
+				t.Errorf("mcpguard check against the live tools/list: status %d\n%s", status, out)
+			}
 			for _, c := range ps.eval {
 				msg := filepath.Join(t.TempDir(), "call.json")
 				body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -283,6 +280,41 @@ func TestShippedPopularServers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sentToolsList reads the lines a server wrote (file) and returns the
+// result of its tools/list, as it wrote it, and the tool names in it. The
+// list must be whole in one result (no next page).
+func sentToolsList(t *testing.T, file string) (json.RawMessage, []string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(data)) {
+		var m struct {
+			Result json.RawMessage `json:"result"`
+		}
+		var list struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil || json.Unmarshal(m.Result, &list) != nil || list.Tools == nil {
+			continue
+		}
+		if list.NextCursor != "" {
+			t.Fatalf("the server pages its tools/list; this test reads one page")
+		}
+		var names []string
+		for _, tool := range list.Tools {
+			names = append(names, tool.Name)
+		}
+		return m.Result, names
+	}
+	t.Fatalf("no tools/list result among the %d bytes the server sent", len(data))
+	return nil, nil
 }
 
 // savedToolNames are the tool names of a policy's saved tools/list.
