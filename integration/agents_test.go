@@ -12,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -338,9 +340,14 @@ func lastToolResult(content json.RawMessage) *toolResult {
 	return nil
 }
 
+// messageIDs numbers the stand-in's messages: Claude Code takes a
+// message with the id of an earlier one for a repeat of it.
+var messageIDs atomic.Int64
+
 // writeMessage answers with one content block, streamed as server-sent
 // events when the request asked for a stream.
 func writeMessage(w http.ResponseWriter, stream bool, start, delta, stop string) {
+	id := "msg_" + strconv.FormatInt(messageIDs.Add(1), 10)
 	if !stream {
 		var block map[string]any
 		_ = json.Unmarshal([]byte(start), &block)
@@ -355,13 +362,13 @@ func writeMessage(w http.ResponseWriter, stream bool, start, delta, stop string)
 			block["input"] = in
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
 			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 1, "output_tokens": 1}})
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	event := func(name, data string) { fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data) }
-	event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`)
+	event("message_start", `{"type":"message_start","message":{"id":"`+id+`","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`)
 	event("content_block_start", `{"type":"content_block_start","index":0,"content_block":`+start+`}`)
 	event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":`+delta+`}`)
 	event("content_block_stop", `{"type":"content_block_stop","index":0}`)

@@ -351,6 +351,8 @@ func init() {
 		{"ask_hostile", "Asks the client for hostile things (a metadata-address and a look-alike URL elicitation, a password form, an injected sampling request) and a benign form, and reports each answer.", map[string]any{}, (*server).toolAskHostile},
 		{"flood", "Returns about `bytes` bytes of one hostile `shape` (see Flood).", map[string]any{"bytes": num, "shape": str}, (*server).toolFlood},
 		{"spam", "Sends `count` messages of one hostile `kind` (see Spam) without waiting for answers, then replies with the bytes sent.", map[string]any{"count": num, "kind": str}, (*server).toolSpam},
+		{"read_file", "Returns the content of the file at `path` (a stand-in of a filesystem server's read).", map[string]any{"path": str}, (*server).toolReadFile},
+		{"fetch", "Returns a page for `url` without fetching anything (a stand-in of a fetch server).", map[string]any{"url": str}, (*server).toolFetch},
 		{"input_required", "Answers with a 2026-07-28 input_required result whose inputRequests entry has the given method.", map[string]any{"method": str}, (*server).toolInputRequired},
 	}
 }
@@ -441,6 +443,26 @@ func (s *server) toolEcho(id json.RawMessage, args, _ map[string]any) {
 	r := textResult(text)
 	r["structuredContent"] = map[string]any{"text": text}
 	s.reply(id, r)
+}
+
+func (s *server) toolReadFile(id json.RawMessage, args, _ map[string]any) {
+	path, _ := args["path"].(string)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		r := textResult(err.Error())
+		r["isError"] = true
+		s.reply(id, r)
+		return
+	}
+	s.reply(id, textResult(string(b)))
+}
+
+// FetchedPage is what fetch returns for every URL.
+const FetchedPage = "<html><body>Example page</body></html>"
+
+func (s *server) toolFetch(id json.RawMessage, args, _ map[string]any) {
+	u, _ := args["url"].(string)
+	s.reply(id, textResult("Contents of "+u+":\n"+FetchedPage))
 }
 
 func (s *server) toolSlow(id json.RawMessage, args, _ map[string]any) {
