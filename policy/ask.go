@@ -1,8 +1,11 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,7 +42,8 @@ import (
 // the same entries ask about is allowed without asking; a call that
 // another entry asks about is asked again. It lasts as long as the
 // Session (one client connection, one mcpguard process) and is never
-// written anywhere.
+// written anywhere. A policy reload keeps it only for entries that still
+// say the same (see askDefinition).
 
 // DefaultAskTimeout is how long a held call waits for the user's answer:
 // under the TypeScript SDK client's default request timeout (60 s), so
@@ -92,9 +96,10 @@ func (a *Ask) Rules() string {
 // newAsk builds the Ask of a call of tool with raw arguments args,
 // marked Remembered when the session holds an allow for it.
 func (s *Session) newAsk(tool string, args jsontext.Value, reasons []approval.Reason) *Ask {
+	p := s.policy()
 	rules := make([]string, len(reasons))
 	for i, r := range reasons {
-		rules[i] = r.Rule
+		rules[i] = r.Rule + "=" + p.askDefinition(r.Rule)
 	}
 	slices.Sort(rules)
 	key := tool + "\x00" + strings.Join(slices.Compact(rules), "\x00")
@@ -104,6 +109,31 @@ func (s *Session) newAsk(tool string, args jsontext.Value, reasons []approval.Re
 	a.Remembered = s.approved[key]
 	s.mu.Unlock()
 	return a
+}
+
+// askDefinition is what an approval under the policy entry rule is an
+// approval of, so that "allow for this session" outlives a policy reload
+// (SIGHUP) only for entries that still say the same: a tools entry is
+// its name (it asks about every call of the tool), an ingress rule its
+// text as written (ingress[2] may be another rule after a reload), and
+// any other entry the policy itself (a reload asks again).
+func (p *Policy) askDefinition(rule string) string {
+	if strings.HasPrefix(rule, "tools.") {
+		return ""
+	}
+	if n, ok := strings.CutPrefix(rule, "ingress["); ok {
+		if i, err := strconv.Atoi(strings.TrimSuffix(n, "]")); err == nil && i >= 0 && i < len(p.ingress) && p.ingress[i].rule == rule {
+			return p.ingress[i].def
+		}
+	}
+	return fmt.Sprintf("policy %p", p)
+}
+
+// fingerprint is a short hash of a policy entry's text, for
+// askDefinition: the text itself may be large.
+func fingerprint(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:16])
 }
 
 // maxApprovals bounds what a session remembers: keys hold tool names the

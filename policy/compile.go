@@ -109,7 +109,8 @@ type ingressRule struct {
 	// window there (limitIDs).
 	limit   *ratelimit.Limit
 	limitID string
-	ask     bool // a failure asks the user instead of refusing (action: ask)
+	ask     bool   // a failure asks the user instead of refusing (action: ask)
+	def     string // the rule as written (a hash of its JSON): what an approval for it is an approval of
 	// rawClean, when set, says from the raw arguments that the check can
 	// find nothing in any of their strings (the secrets rule's fast path).
 	rawClean func(raw []byte) bool
@@ -275,7 +276,7 @@ func compileIngress(raw jsontext.Value, lookup func(string) (string, bool)) (*in
 	if err := unmarshalLoose(raw, &r); err != nil {
 		return nil, err
 	}
-	rule := &ingressRule{tools: r.Tools, methods: r.Methods, checkName: r.Check, remediation: r.Remediation, ask: r.Action == "ask"}
+	rule := &ingressRule{tools: r.Tools, methods: r.Methods, checkName: r.Check, remediation: r.Remediation, ask: r.Action == "ask", def: fingerprint(raw)}
 	if len(rule.tools) == 0 {
 		rule.tools = []string{"*"}
 	}

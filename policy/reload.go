@@ -3,7 +3,8 @@ package policy
 // Reload puts p in force for the rest of the session (SIGHUP). Calls
 // judged after it returns are judged by p; what the session has learnt
 // stays: the server's input schemas and tasks, the client's roots (the
-// new policy's client_roots rules follow them), approvals given, the
+// new policy's client_roots rules follow them), approvals given (for the
+// entries that still say the same: Policy.askDefinition), the
 // pins (see pins.Session.Reload: a reload never resets them), and the
 // counts of every rate_limit rule p keeps (same tools, methods and fields,
 // in the same order among those; new numbers apply to the old log). The
