@@ -271,12 +271,25 @@ func callLine(id any, tool string, args map[string]any) string {
 	return request(id, "tools/call", map[string]any{"name": tool, "arguments": args})
 }
 
-// initialize performs the MCP handshake over the raw pipe.
+// initialize performs the MCP handshake over the raw pipe, for a client
+// that offers roots (it must answer the server's roots/list).
 func (p *rawProc) initialize() {
+	p.t.Helper()
+	p.handshake(map[string]any{"roots": map[string]any{}})
+}
+
+// initializeWithout performs the handshake for a client with no
+// capabilities: the server asks it nothing.
+func (p *rawProc) initializeWithout() {
+	p.t.Helper()
+	p.handshake(map[string]any{})
+}
+
+func (p *rawProc) handshake(capabilities map[string]any) {
 	p.t.Helper()
 	p.sendWait(request("init", "initialize", map[string]any{
 		"protocolVersion": "2025-06-18",
-		"capabilities":    map[string]any{"roots": map[string]any{}},
+		"capabilities":    capabilities,
 		"clientInfo":      map[string]any{"name": "raw-test", "version": "1"},
 	}))
 	m, _ := p.expect(`"init"`, 20*time.Second)

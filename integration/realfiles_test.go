@@ -2,7 +2,7 @@ package integration
 
 import (
 	"bytes"
-	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
@@ -17,8 +17,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Real files come back as they were: a deterministic sample of real text
@@ -61,39 +59,36 @@ func TestRealFilesComeBackUnchanged(t *testing.T) {
 		t.Fatalf("found only %d text files under %v", len(files), roots)
 	}
 	args := append([]string{bin}, roots...)
-	direct := connectDirect(t, args...)
-	guarded := connectGuarded(t, nil, args...)
-	// Reads go four at a time on each session (the client multiplexes
-	// them); each file's verdict is kept in its slot, so the counts and
-	// examples are those of a serial run.
-	reasons := make([]string, len(files))
+	// Both sessions read every file over raw pipes, a few reads in flight
+	// each: a file is unchanged when mcpguard's reply line is the
+	// server's, byte for byte; only the others are decoded and classified.
+	dp, gp := startRaw(t, args...), startGuardedRaw(t, nil, args...)
+	dp.initializeWithout()
+	gp.initializeWithout()
+	var direct, guarded []rawReply
 	var wg sync.WaitGroup
-	next := make(chan int)
-	for range 4 {
-		wg.Go(func() {
-			for i := range next {
-				d, okD := readText(direct, files[i])
-				if !okD {
-					reasons[i] = "unreadable by the server"
-					continue
-				}
-				g, okG := readText(guarded, files[i])
-				switch {
-				case !okG:
-					reasons[i] = "refused"
-				case g != d:
-					reasons[i] = differenceReason(d, g)
-				default:
-					reasons[i] = "unchanged"
-				}
-			}
-		})
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
+	wg.Go(func() { direct = readAllRaw(t, dp, files) })
+	wg.Go(func() { guarded = readAllRaw(t, gp, files) })
 	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	reasons := make([]string, len(files))
+	for i := range files {
+		d, g := direct[i], guarded[i]
+		switch {
+		case !d.ok:
+			reasons[i] = "unreadable by the server"
+		case !g.ok:
+			reasons[i] = "refused"
+		case bytes.Equal(d.line, g.line):
+			reasons[i] = "unchanged"
+		case replyText(g.line) != replyText(d.line):
+			reasons[i] = differenceReason(replyText(d.line), replyText(g.line))
+		default:
+			reasons[i] = "unchanged"
+		}
+	}
 	counts := map[string]int{}
 	examples := map[string][]string{}
 	for i, reason := range reasons {
@@ -171,19 +166,76 @@ func deletedRunes(d, g string) (string, bool) {
 	return out.String(), i == len(g)
 }
 
-// readText reads a file through the server's read_text_file.
-func readText(cs *mcp.ClientSession, path string) (string, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": path}})
-	if err != nil || res.IsError || len(res.Content) != 1 {
-		return "", false
+// rawReply is the reply line to one read; ok when it is a result with one
+// text content, not an error.
+type rawReply struct {
+	line []byte
+	ok   bool
+}
+
+// readAllRaw reads every file through p's read_text_file (p initialised),
+// at most eight reads in flight, and returns the reply to each. Each line
+// is decoded once, without its text.
+func readAllRaw(t *testing.T, p *rawProc, files []string) []rawReply {
+	replies := make([]rawReply, len(files))
+	slots, stop := make(chan struct{}, 8), make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i, f := range files {
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				return
+			}
+			if err := <-p.send([]byte(callLine(i, "read_text_file", map[string]any{"path": f}))); err != nil {
+				return
+			}
+		}
+	}()
+	for n := 0; n < len(files); {
+		line, err := p.next(60 * time.Second)
+		if err != nil {
+			t.Errorf("%d of %d replies: %v", n, len(files), err)
+			return nil
+		}
+		var m struct {
+			ID     *int    `json:"id"`
+			Method *string `json:"method"`
+			Result *struct {
+				Content []struct {
+					Type string `json:"type"`
+				} `json:"content"`
+				IsError bool `json:"isError"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil || m.Method != nil {
+			continue // a notification or a request of the peer's
+		}
+		if m.ID == nil || *m.ID < 0 || *m.ID >= len(files) || replies[*m.ID].line != nil {
+			t.Errorf("a reply with an unexpected id: %s", truncate(string(line), 300))
+			return nil
+		}
+		r := m.Result
+		replies[*m.ID] = rawReply{line, r != nil && !r.IsError && len(r.Content) == 1 && r.Content[0].Type == "text"}
+		n++
+		<-slots
 	}
-	tc, ok := res.Content[0].(*mcp.TextContent)
-	if !ok {
-		return "", false
+	return replies
+}
+
+// replyText is the text of the one content of a reply line.
+func replyText(line []byte) string {
+	var m struct {
+		Result struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
 	}
-	return tc.Text, true
+	if json.Unmarshal(line, &m) != nil || len(m.Result.Content) != 1 {
+		return ""
+	}
+	return m.Result.Content[0].Text
 }
 
 // sampleTextFiles picks about n UTF-8 text files (no NUL, at most 256 KiB)
