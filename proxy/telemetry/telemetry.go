@@ -273,11 +273,14 @@ func (e *Exporter) Shutdown() {
 		e.done.Wait()
 		close(stages)
 	}()
+	var unsent int64
 	select {
 	case <-stages:
 	case <-ctx.Done():
 		// The span stage is blocked on a full batch queue behind a
-		// collector that does not answer: what it holds is lost.
+		// collector that does not answer: what waits for it is lost
+		// (and what the batch processor holds, which it does not count).
+		unsent = int64(len(e.calls) + len(e.spans))
 	}
 	if e.tp != nil {
 		_ = e.tp.Shutdown(ctx)
@@ -286,13 +289,15 @@ func (e *Exporter) Shutdown() {
 		_ = e.mp.Shutdown(ctx)
 	}
 	calls, spans, fails := e.droppedCalls.Load(), e.droppedSpans.Load(), e.exportErrors.Load()
-	if calls+spans+fails == 0 {
+	if calls+spans+fails+unsent == 0 {
 		return
 	}
 	e.cfg.Log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventWarning,
-		Message: fmt.Sprintf("telemetry: %d calls and %d spans dropped, %d export failures (the collector was down or slow, or the queue full)", calls, spans, fails),
+		Message: fmt.Sprintf("telemetry: %d calls and %d spans dropped, %d more unsent at exit, %d export failures (the collector was down or slow)",
+			calls, spans, unsent, fails),
 		Extra: func(ev *zerolog.Event) {
-			ev.Int64("telemetry_dropped_calls", calls).Int64("telemetry_dropped_spans", spans).Int64("telemetry_export_failures", fails)
+			ev.Int64("telemetry_dropped_calls", calls).Int64("telemetry_dropped_spans", spans).
+				Int64("telemetry_unsent_at_exit", unsent).Int64("telemetry_export_failures", fails)
 		}})
 }
 
