@@ -1,9 +1,9 @@
 package proxy
 
 import (
+	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/mcpguard/mcpguard/policy"
@@ -15,7 +15,9 @@ import (
 // under the baseline policy, without the pipes: the ingress loop's parse,
 // judgement, bookkeeping and buffered write of the request, and the egress
 // loop's of the reply. The messages are integration/bench's echo call
-// (256 bytes of arguments) and its reply, with a new id each call.
+// (256 bytes of arguments: the id in ten digits and a filler of flags,
+// paths, prose and every ASCII letter, digit and punctuation mark) and
+// its reply, with a new id each call, after the bench's tools/list.
 func BenchmarkRelayCall(b *testing.B) {
 	r := &relay{
 		cfg:      Config{Policy: policy.Baseline()},
@@ -25,13 +27,34 @@ func BenchmarkRelayCall(b *testing.B) {
 		toAgent:  newLineWriter(io.Discard),
 		toServer: newLineWriter(io.Discard),
 	}
-	text := strings.Repeat("x", 245)
-	var req, resp []byte
 	var in, out message.Message
+	for _, step := range []struct {
+		line     string
+		toServer bool
+	}{
+		{`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`, true},
+		{`{"jsonrpc":"2.0","id":0,"result":{"tools":[` +
+			`{"name":"echo","description":"Returns its text argument.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}},` +
+			`{"name":"blob","description":"Returns N bytes of multi-line text.","inputSchema":{"type":"object","properties":{"bytes":{"type":"integer"}},"required":["bytes"]}}]}}`, false},
+	} {
+		if err := message.ParseInto(&in, []byte(step.line)); err != nil {
+			b.Fatal(err)
+		}
+		if step.toServer {
+			r.fromAgent(&in)
+		} else {
+			r.fromServer(&in)
+		}
+	}
+	const filler = " --format=json --run=TestRelay/pipelined ./proxy/... ./message/... " +
+		"path/to/some/file.go:123:45 (the quick brown fox jumps over the lazy dog) " +
+		"0123456789abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ !#$%&'()*+,-./:;<=>?@[]^_{|}~ ok"
+	var text, req, resp []byte
 	b.ReportAllocs()
 	id := 0
 	for b.Loop() {
 		id++
+		text = append(fmt.Appendf(text[:0], "%010d", id), filler[:235]...)
 		req = strconv.AppendInt(append(req[:0], `{"jsonrpc":"2.0","id":`...), int64(id), 10)
 		req = append(append(append(req, `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`...), text...), `"}}}`...)
 		resp = strconv.AppendInt(append(resp[:0], `{"jsonrpc":"2.0","id":`...), int64(id), 10)

@@ -45,10 +45,23 @@ type index struct {
 	// whole needles.
 	tri   [1 << 16 / 64]uint64
 	short [1 << 16 / 64]uint64
-	// slot maps a lower-cased pair to 1 + its position in lists.
+	// slot maps a lower-cased pair to 1 + its position in lists, which
+	// holds one head for each distinct needle text that starts with the
+	// pair (several rules share a keyword).
 	slot    *[1 << 16]uint16
-	lists   [][]int32
+	lists   [][]head
 	needles []needle
+	// same chains the needles of one text: the index of the next, or -1.
+	same []int32
+}
+
+// head is a distinct needle text in a list: word holds its first bytes
+// (at most 8, little-endian, lower-cased when fold), mask covers them,
+// k is its first needle. One masked compare of a word loaded from the
+// text rejects almost every other needle of the pair.
+type head struct {
+	word, mask uint64
+	k          int32
 }
 
 func pairOf(a, b byte) uint16 { return uint16(lowerByte[a])<<8 | uint16(lowerByte[b]) }
@@ -61,8 +74,10 @@ func caseVariants(c byte, fold bool) []byte {
 }
 
 func newIndex(needles []needle) *index {
-	ix := &index{slot: new([1 << 16]uint16), needles: needles}
+	ix := &index{slot: new([1 << 16]uint16), needles: needles, same: make([]int32, len(needles))}
+	last := map[needle]int32{} // the last needle of each text, owner 0
 	for i, n := range needles {
+		ix.same[i] = -1
 		if len(n.text) < 2 {
 			panic("secrets: needle shorter than two bytes")
 		}
@@ -91,15 +106,46 @@ func newIndex(needles []needle) *index {
 			h := triHash(n.text[0], n.text[1], n.text[2])
 			ix.tri[h>>6] |= 1 << (h & 63)
 		}
+		text := needle{text: n.text, fold: n.fold}
+		if j, ok := last[text]; ok {
+			ix.same[j], last[text] = int32(i), int32(i)
+			continue
+		}
+		last[text] = int32(i)
 		k := int(ix.slot[p])
 		if k == 0 {
 			ix.lists = append(ix.lists, nil)
 			k = len(ix.lists)
 			ix.slot[p] = uint16(k)
 		}
-		ix.lists[k-1] = append(ix.lists[k-1], int32(i))
+		word, mask := wordAt(n.text, 0)
+		if len(n.text) < 8 {
+			mask = 1<<(8*len(n.text)) - 1
+		}
+		ix.lists[k-1] = append(ix.lists[k-1], head{word: word & mask, mask: mask, k: int32(i)})
 	}
 	return ix
+}
+
+// wordAt loads the 8 bytes of s from at, little-endian, zeros past its
+// end.
+func wordAt(s string, at int) (uint64, uint64) {
+	if at+8 <= len(s) {
+		return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[at:]), 8)), ^uint64(0)
+	}
+	var b [8]byte
+	copy(b[:], s[at:])
+	return binary.LittleEndian.Uint64(b[:]), 1<<(8*(len(s)-at)) - 1
+}
+
+// lower8 lower-cases the ASCII capitals of a word, as lowerByte does each
+// byte (SWAR: a byte's high bit marks 'A' <= c <= 'Z' below 0x80, and
+// becomes the 0x20 that is added).
+func lower8(x uint64) uint64 {
+	const l = 0x0101010101010101
+	low := x & (l * 127)
+	upper := (low + l*(128-'A')) &^ (low + l*(127-'Z')) &^ x & (l * 128)
+	return x | upper>>2
 }
 
 func (ix *index) setSkip(a, b byte) {
@@ -182,21 +228,24 @@ func (ix *index) at(s string, at int, hit func(n *needle, at int) bool) bool {
 			return true
 		}
 	}
-	for _, k := range ix.lists[ix.slot[lp]-1] {
-		n := &ix.needles[k]
+	w, _ := wordAt(s, at)
+	lw := lower8(w)
+	for _, h := range ix.lists[ix.slot[lp]-1] {
+		n := &ix.needles[h.k]
 		if len(s)-at < len(n.text) {
 			continue
 		}
-		cand := s[at : at+len(n.text)]
 		if n.fold {
-			if !equalFoldLower(cand, n.text) {
+			if lw&h.mask != h.word || len(n.text) > 8 && !equalFoldLower(s[at+8:at+len(n.text)], n.text[8:]) {
 				continue
 			}
-		} else if cand != n.text {
+		} else if w&h.mask != h.word || len(n.text) > 8 && s[at+8:at+len(n.text)] != n.text[8:] {
 			continue
 		}
-		if !hit(n, at) {
-			return false
+		for k := h.k; k >= 0; k = ix.same[k] {
+			if !hit(&ix.needles[k], at) {
+				return false
+			}
 		}
 	}
 	return true

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 )
@@ -103,4 +104,27 @@ func FuzzIndexScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLower8: the word-wide lower-casing the index compares with is
+// lowerByte on every byte value in every position, next to any other.
+func TestLower8(t *testing.T) {
+	for c := range 256 {
+		for pos := range 8 {
+			for _, other := range []byte{0, 'A', 'Z', '@', '[', 0x7f, 0x80, 0xc1, 0xda, 0xff} {
+				var b, want [8]byte
+				for i := range b {
+					b[i] = other
+				}
+				b[pos] = byte(c)
+				for i := range b {
+					want[i] = lowerByte[b[i]]
+				}
+				got := lower8(binary.LittleEndian.Uint64(b[:]))
+				if got != binary.LittleEndian.Uint64(want[:]) {
+					t.Fatalf("lower8(%q) = %#x, want %q", b, got, want)
+				}
+			}
+		}
+	}
 }
