@@ -52,7 +52,8 @@ func (s *Session) egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 			return nil, nil, err
 		}
 	}
-	if m.Kind == message.Response && m.Result != nil && mayHoldInputRequests(m.Result) {
+	esc := m.Escapes()
+	if m.Kind == message.Response && m.Result != nil && mayHoldInputRequests(m.Result, esc) {
 		if reason := s.inputRequests(m.Result); reason != "" {
 			return nil, nil, errors.New(reason)
 		}
@@ -70,7 +71,7 @@ func (s *Session) egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 			if raw, rewrites, err = s.toolsList(m); err != nil {
 				return nil, nil, err
 			}
-			plain = false
+			plain, esc = false, rawjson.ScanEscapes(raw)
 		case "tools/call":
 			rules = s.policy().egressFor(call.Tool)
 			if call.Task {
@@ -87,14 +88,14 @@ func (s *Session) egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 				return nil, nil, err
 			}
 			if out != nil {
-				raw, plain = out, false
+				raw, plain, esc = out, false, rawjson.ScanEscapes(out)
 			}
 		}
 	}
 	// After text, every string goes through the secrets and links filter
 	// of the tool that answers (or of the policy).
 	ef := s.policy().egressFilterFor(callTool(call))
-	if len(rules) == 0 && (plain || !rawNeedsText(raw)) && ef.rawClean(raw) {
+	if len(rules) == 0 && (plain || !rawNeedsText(raw)) && ef.rawClean(raw, esc) {
 		return raw, rewrites, nil
 	}
 	out, more, err := rewriteStrings(raw, rules, ef)
@@ -109,16 +110,23 @@ func (s *Session) egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 
 // mayHoldInputRequests reports whether a result may have an inputRequests
 // member.
-func mayHoldInputRequests(result []byte) bool { return mayHoldName(result, "inputRequests") }
+func mayHoldInputRequests(result []byte, esc rawjson.Escapes) bool {
+	return mayHoldName(result, "inputRequests", esc)
+}
 
 // mayHoldName reports whether a JSON text may hold the ASCII member name:
 // written out, or with any of its letters spelled as a \u escape
 // (inputRequest\u0073). It never says no where the name is present; an
 // escaped ASCII letter is rare in real output, so it seldom says yes
-// where it is not.
-func mayHoldName(raw []byte, name string) bool {
+// where it is not. esc are the escapes of raw (or of a text it is part
+// of): without a \u escape of an ASCII character, only the name written
+// out is looked for.
+func mayHoldName(raw []byte, name string, esc rawjson.Escapes) bool {
 	if bytes.Contains(raw, []byte(name)) {
 		return true
+	}
+	if !esc.ASCII {
+		return false
 	}
 	for rest := raw; ; {
 		i := bytes.Index(rest, []byte(`\u00`))

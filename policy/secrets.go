@@ -216,15 +216,15 @@ func (p *Policy) egressFilterFor(tool string) egressFilter {
 	return ef
 }
 
-// rawClean reports whether no string of the raw message can change.
-func (ef egressFilter) rawClean(raw []byte) bool {
+// rawClean reports whether no string of the raw message can change; esc
+// are its escapes (rawjson.ScanEscapes).
+func (ef egressFilter) rawClean(raw []byte, esc rawjson.Escapes) bool {
 	if ef.sc == nil && ef.lf == nil || len(raw) == 0 {
 		return true
 	}
-	if ef.lf.RemovesImages() && mayHoldName(raw, "icons") || ef.lf.NeutralisesLinks() && mayHoldName(raw, "uri") {
+	if ef.lf.RemovesImages() && mayHoldName(raw, "icons", esc) || ef.lf.NeutralisesLinks() && mayHoldName(raw, "uri", esc) {
 		return false // an icon's src or a resource link's uri: see urlMember
 	}
-	esc := rawjson.ScanEscapes(raw)
 	return (ef.sc == nil || ef.sc.RawCleanEscapes(raw, esc)) && (ef.lf == nil || ef.lf.RawCleanEscapes(raw, esc))
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/rules/codes"
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 const testToken = "ghp_R2d2C3poR2d2C3poR2d2C3poR2d2C3po1234"
@@ -338,7 +339,8 @@ func TestMayHoldName(t *testing.T) {
 		`{"uri":"\u2028"}`:    true,
 		`{"other":"\u2028i"}`: false,
 	} {
-		if got := mayHoldName([]byte(raw), "icons") || strings.Contains(raw, "uri") && mayHoldName([]byte(raw), "uri"); got != want {
+		esc := rawjson.ScanEscapes([]byte(raw))
+		if got := mayHoldName([]byte(raw), "icons", esc) || strings.Contains(raw, "uri") && mayHoldName([]byte(raw), "uri", esc); got != want {
 			t.Errorf("%s: %v, want %v", raw, got, want)
 		}
 	}

@@ -39,6 +39,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // Kind is the JSON-RPC shape of a message.
@@ -86,6 +88,21 @@ type Message struct {
 	// is printable ASCII with no escapes but \" \\ \/ \n \r \t: no text
 	// canonicaliser can change it. False means "not known", not "unsafe".
 	TextPlain bool
+
+	// escapes is rawjson.ScanEscapes(Raw) when escapesRead (the fast
+	// path's validator reads them on its pass).
+	escapes     rawjson.Escapes
+	escapesRead bool
+}
+
+// Escapes returns rawjson.ScanEscapes(m.Raw), from the parser's pass when
+// it has read them. Of a part of Raw (Result, Arguments) they may say
+// more than the part holds, never less.
+func (m *Message) Escapes() rawjson.Escapes {
+	if m.escapesRead {
+		return m.escapes
+	}
+	return rawjson.ScanEscapes(m.Raw)
 }
 
 // IDKey returns the message's id as a map key (see KeyOf).

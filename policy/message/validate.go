@@ -57,6 +57,8 @@ type validation struct {
 	// escapes other than \" \\ \/ \n \r \t, so no text canonicaliser can
 	// change any of them.
 	textPlain bool
+	// esc is rawjson.ScanEscapes of the line, read on the way.
+	esc rawjson.Escapes
 
 	top                 [maxTopMembers]span
 	params              [maxParamsMembers]span
@@ -116,7 +118,7 @@ func (v *validator) release() {
 		v.names = nil // nor is its stack kept in the pool
 	}
 	r := &v.res
-	r.ok, r.whitespace, r.textPlain = false, false, false
+	r.ok, r.whitespace, r.textPlain, r.esc = false, false, false, rawjson.Escapes{}
 	r.nTop, r.nParams, r.topOver, r.paramsOver = 0, 0, false, false
 	v.b, v.depth, v.names, v.named, v.serial, v.hashes = nil, 0, v.names[:0], 0, 0, nil
 	if cap(v.scratch) > 4<<10 {
@@ -474,6 +476,7 @@ func (v *validator) vectorScan(i int) (next int, escaped, closed, dense bool) {
 				return i + k, escaped, false, false
 			}
 			v.res.textPlain = v.res.textPlain && plain
+			v.noteEscape(i + k)
 			escaped, afterEscape = true, true
 			if pos = k + 2; q >= 0 && q < pos { // that was \": find the next quote
 				if q = bytes.IndexByte(win[pos:], '"'); q >= 0 {
@@ -487,6 +490,23 @@ func (v *validator) vectorScan(i int) (next int, escaped, closed, dense bool) {
 		i += pos
 	}
 	return i, escaped, false, false
+}
+
+// noteEscape records in v.res.esc what the two-byte escape at i hides
+// (see rawjson.Escapes): \/ a slash, \\ before u, U or x the text of an
+// escape.
+func (v *validator) noteEscape(i int) {
+	switch v.b[i+1] {
+	case '/':
+		v.res.esc.Slash = true
+	case '\\':
+		if i+2 < len(v.b) {
+			switch v.b[i+2] {
+			case 'u', 'U', 'x':
+				v.res.esc.Wide = true
+			}
+		}
+	}
 }
 
 // simpleEscape reports whether \c is a two-byte JSON escape, and whether
@@ -549,6 +569,7 @@ func (v *validator) str(i int) (end int, escaped, ok bool) {
 			}
 			if known, plain := simpleEscape(b[i+1]); known {
 				v.res.textPlain = v.res.textPlain && plain
+				v.noteEscape(i)
 				i += 2
 				continue
 			}
@@ -561,6 +582,11 @@ func (v *validator) str(i int) (end int, escaped, ok bool) {
 				}
 				if utf16.IsSurrogate(r) { // a lone surrogate
 					return i + 6, escaped, false
+				}
+				if r < utf8.RuneSelf {
+					v.res.esc.ASCII = true
+				} else {
+					v.res.esc.Wide = true
 				}
 				i += n
 			default:

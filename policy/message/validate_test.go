@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/segmentio/asm/ascii"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // validatorSeeds are lines that probe every way the validator and the
@@ -218,7 +220,10 @@ func checkFastPath(t *testing.T, b []byte) {
 	if err != nil {
 		t.Fatalf("parseFast accepted %q; the strict path refuses it: %v", b, err)
 	}
-	fast.TextPlain = false
+	if want := rawjson.ScanEscapes(fast.Raw); fast.Escapes() != want {
+		t.Fatalf("parseFast(%q): escapes %+v, rawjson.ScanEscapes %+v", b, fast.Escapes(), want)
+	}
+	fast.TextPlain, fast.escapes, fast.escapesRead = false, rawjson.Escapes{}, false
 	if !reflect.DeepEqual(normalized(fast), normalized(slow)) {
 		t.Fatalf("parseFast(%q) = %+v, slow path = %+v", b, *fast, *slow)
 	}
