@@ -364,20 +364,43 @@ func sepHexRun(s string, lo int) int {
 	return i
 }
 
-// decodings calls fn with each text the run s may encode; sep is the
+// decodings returns the texts the run s may encode (n of them, at most
+// two), decoded into buf when it holds decodeRoom(len(s)) bytes (a stack
+// buffer stays on the stack), else into a new array; sep is the
 // separator of hex bytes (0: none).
-func decodings(s string, sep byte, fn func(dec []byte)) {
-	if sep != 0 {
-		if d, err := hex.DecodeString(strings.ReplaceAll(s, string(sep), "")); err == nil {
-			fn(d)
-		}
-		return
+func decodings(s string, sep byte, buf []byte) (out [2][]byte, n int) {
+	if len(buf) < decodeRoom(len(s)) {
+		buf = make([]byte, decodeRoom(len(s)))
 	}
-	flat := strip(s, "\r\n")
+	src := func(t string) []byte { return unsafe.Slice(unsafe.StringData(t), len(t)) } // read only
+	if sep != 0 {
+		flat := buf[:0]
+		for i := 0; i < len(s); i++ {
+			if s[i] != sep {
+				flat = append(flat, s[i])
+			}
+		}
+		d := buf[len(flat) : len(flat)+len(flat)/2]
+		if k, err := hex.Decode(d, flat); err == nil && len(flat)%2 == 0 {
+			out[0], n = d[:k], 1
+		}
+		return out, n
+	}
+	flat := s
+	if strings.ContainsAny(s, "\r\n") {
+		b := buf[:0]
+		for i := 0; i < len(s); i++ {
+			if s[i] != '\r' && s[i] != '\n' {
+				b = append(b, s[i])
+			}
+		}
+		flat, buf = unsafe.String(unsafe.SliceData(b), len(b)), buf[len(b):]
+	}
 	if len(flat)%2 == 0 && allOf(flat, rawjson.IsHex) {
-		if d, err := hex.DecodeString(flat); err == nil {
-			fn(d)
-			return
+		d := buf[:len(flat)/2]
+		if _, err := hex.Decode(d, src(flat)); err == nil {
+			out[0] = d
+			return out, 1
 		}
 	}
 	body := strings.TrimRight(flat, "=")
@@ -389,23 +412,38 @@ func decodings(s string, sep byte, fn func(dec []byte)) {
 	if strings.ContainsAny(b64, "-_") {
 		enc = base64.RawURLEncoding
 	}
-	if d, err := enc.DecodeString(b64); err == nil {
-		fn(d)
+	d := buf[:enc.DecodedLen(len(b64))]
+	if k, err := enc.Decode(d, src(b64)); err == nil {
+		out[n], n = d[:k], n+1
+		buf = buf[k:]
 	}
 	if !allOf(body, isBase32) {
-		return
+		return out, n
 	}
 	b32 := body
-	if !allOf(b32, func(c byte) bool { return c < 'a' }) {
-		b32 = strings.ToUpper(b32)
-	}
 	if k := len(b32) % 8; k == 1 || k == 3 || k == 6 {
 		b32 = b32[:len(b32)-1] // not a length base32 writes: drop one
 	}
-	if d, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(b32); err == nil {
-		fn(d)
+	up := buf[:len(b32)]
+	for i := 0; i < len(b32); i++ {
+		if up[i] = b32[i]; up[i] >= 'a' {
+			up[i] -= 'a' - 'A'
+		}
 	}
+	d = buf[len(b32) : len(b32)+base32Raw.DecodedLen(len(b32))]
+	if k, err := base32Raw.Decode(d, up); err == nil {
+		out[n], n = d[:k], n+1
+	}
+	return out, n
 }
+
+// decodeRoom is the scratch decodings needs for a run of n bytes: the
+// run without line breaks, its base64, the run upper-cased and its
+// base32.
+func decodeRoom(n int) int { return n + n*3/4 + n + n*5/8 + 8 }
+
+// base32Raw is base32 without padding.
+var base32Raw = base32.StdEncoding.WithPadding(base32.NoPadding)
 
 func allOf(s string, ok func(byte) bool) bool {
 	for i := 0; i < len(s); i++ {
@@ -570,27 +608,12 @@ func nextTextRun(s string, i int) (at, lo, hi int) {
 // of the encodings decodings tries.
 func textPrefix(run string) bool {
 	p := run[:min(len(run), 32)]
-	found := false
-	decodings(p[:len(p)-len(p)%8], 0, func(dec []byte) {
-		found = found || texty(dec)
-	})
-	return found
-}
-
-// strip returns s without the bytes of cut (s itself when it has none).
-func strip(s, cut string) string {
-	has := false
-	for i := 0; i < len(cut) && !has; i++ {
-		has = strings.IndexByte(s, cut[i]) >= 0
-	}
-	if !has {
-		return s
-	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(cut, s[i]) < 0 {
-			b = append(b, s[i])
+	var buf [128]byte
+	dec, n := decodings(p[:len(p)-len(p)%8], 0, buf[:])
+	for _, d := range dec[:n] {
+		if texty(d) {
+			return true
 		}
 	}
-	return string(b)
+	return false
 }

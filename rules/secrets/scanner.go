@@ -264,14 +264,16 @@ func (sc *Scanner) findDecoded(s string, depth int) []Finding {
 	encodedRuns(text, func(run encodedRun) bool {
 		enc := text[run.lo:run.hi]
 		whole := run.lo == 0 && run.hi == len(text)
-		decodings(enc, run.sep, func(dec []byte) {
+		var buf [512]byte
+		decs, n := decodings(enc, run.sep, buf[:])
+		for _, dec := range decs[:n] {
 			if !whole && !texty(dec) {
-				return
+				continue
 			}
 			if inner := sc.findDecoded(string(dec), depth-1); len(inner) > 0 {
 				fs = append(fs, mapBack(Finding{Start: run.lo, End: run.hi, Rule: inner[0].Rule, Source: inner[0].Source}, rounds))
 			}
-		})
+		}
 		return true
 	})
 	return fs
