@@ -40,11 +40,9 @@ type index struct {
 	// little-endian (the first byte low), as a word loaded from the text
 	// holds them.
 	skip [1 << 16 / 64]uint64
-	// tri has a bit for a hash of the lower-cased first three bytes of
-	// every needle of three bytes or more; short marks pairs that are
-	// whole needles.
-	tri   [1 << 16 / 64]uint64
-	short [1 << 16 / 64]uint64
+	// tri has a bit for triHash of the first three bytes of every needle
+	// (of a two-byte needle followed by any byte).
+	tri [1 << 16 / 64]uint64
 	// slot maps a lower-cased pair to 1 + its position in lists, which
 	// holds one head for each distinct needle text that starts with the
 	// pair (several rules share a keyword).
@@ -100,11 +98,15 @@ func newIndex(needles []needle) *index {
 			}
 		}
 		p := pairOf(n.text[0], n.text[1])
-		if len(n.text) == 2 {
-			ix.short[p>>6] |= 1 << (p & 63)
-		} else {
-			h := triHash(n.text[0], n.text[1], n.text[2])
+		for c := range 256 {
+			if len(n.text) > 2 {
+				c = int(n.text[2])
+			}
+			h := triHash(n.text[0], n.text[1], byte(c))
 			ix.tri[h>>6] |= 1 << (h & 63)
+			if len(n.text) > 2 {
+				break
+			}
 		}
 		text := needle{text: n.text, fold: n.fold}
 		if j, ok := last[text]; ok {
@@ -173,12 +175,12 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 			// test, and a call for each costs more than the test.
 			if k > 0 {
 				q := uint16(b[k-1])<<8 | uint16(b[k])
-				if pairs[q>>6]&(1<<(q&63)) != 0 && !ix.at(s, k-1, hit) {
+				if pairs[q>>6]&(1<<(q&63)) != 0 && ix.third(s, k-1) && !ix.at(s, k-1, hit) {
 					return
 				}
 			}
 			q := uint16(b[k])<<8 | uint16(b[k+1])
-			if pairs[q>>6]&(1<<(q&63)) != 0 && !ix.at(s, k, hit) {
+			if pairs[q>>6]&(1<<(q&63)) != 0 && ix.third(s, k) && !ix.at(s, k, hit) {
 				return
 			}
 		}
@@ -189,8 +191,11 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 			return
 		}
 	}
-	if len(s)%2 == 1 {
-		ix.at(s, len(s)-2, hit) // the one start no even pair covers
+	if k := len(s) - 2; len(s)%2 == 1 {
+		// the one start no even pair covers
+		if q := uint16(s[k])<<8 | uint16(s[k+1]); pairs[q>>6]&(1<<(q&63)) != 0 && ix.third(s, k) {
+			ix.at(s, k, hit)
+		}
 	}
 }
 
@@ -199,35 +204,31 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 func (ix *index) startsNear(s string, j int, hit func(n *needle, at int) bool) bool {
 	if j > 0 {
 		p := uint16(s[j-1])<<8 | uint16(s[j])
-		if ix.pairs[p>>6]&(1<<(p&63)) != 0 && !ix.at(s, j-1, hit) {
+		if ix.pairs[p>>6]&(1<<(p&63)) != 0 && ix.third(s, j-1) && !ix.at(s, j-1, hit) {
 			return false
 		}
 	}
 	p := uint16(s[j])<<8 | uint16(s[j+1])
-	if ix.pairs[p>>6]&(1<<(p&63)) != 0 {
+	if ix.pairs[p>>6]&(1<<(p&63)) != 0 && ix.third(s, j) {
 		return ix.at(s, j, hit)
 	}
 	return true
 }
 
-// at calls hit for every needle that starts at s[at]; false when hit
-// stopped the scan.
+// third reports whether a needle may start at s[at], whose pair has its
+// bit in pairs: the three bytes from at have their bit in tri.
+func (ix *index) third(s string, at int) bool {
+	if at+2 >= len(s) {
+		return true // only a two-byte needle fits: at compares
+	}
+	h := triHash(s[at], s[at+1], s[at+2])
+	return ix.tri[h>>6]&(1<<(h&63)) != 0
+}
+
+// at calls hit for every needle that starts at s[at], where pairs and
+// third have passed; false when hit stopped the scan.
 func (ix *index) at(s string, at int, hit func(n *needle, at int) bool) bool {
-	i := at + 1
-	p := uint16(s[at])<<8 | uint16(s[i])
-	if ix.pairs[p>>6]&(1<<(p&63)) == 0 {
-		return true
-	}
-	lp := pairOf(s[at], s[i])
-	if ix.short[lp>>6]&(1<<(lp&63)) == 0 {
-		if i+1 >= len(s) {
-			return true
-		}
-		h := triHash(s[at], s[i], s[i+1])
-		if ix.tri[h>>6]&(1<<(h&63)) == 0 {
-			return true
-		}
-	}
+	lp := pairOf(s[at], s[at+1])
 	w, _ := wordAt(s, at)
 	lw := lower8(w)
 	for _, h := range ix.lists[ix.slot[lp]-1] {
@@ -251,9 +252,10 @@ func (ix *index) at(s string, at int, hit func(n *needle, at int) bool) bool {
 	return true
 }
 
-// triHash hashes three bytes, lower-cased, into 16 bits.
+// triHash hashes three bytes into 16 bits, each with its 0x20 bit set
+// (lower-cased, and some other bytes with them: the hash only filters).
 func triHash(a, b, c byte) uint16 {
-	x := uint32(lowerByte[a])<<16 | uint32(lowerByte[b])<<8 | uint32(lowerByte[c])
+	x := (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) | 0x202020
 	return uint16((x * 2654435761) >> 16)
 }
 
