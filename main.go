@@ -694,8 +694,9 @@ func (c *command) wrapCommand(name, usage string, guard bool) *cli.Command {
 			&cli.StringFlag{Name: "policy-dir", Usage: "write a policy per server into `DIR` (a copy of the shipped one that fits) and reference it"},
 			&cli.BoolFlag{Name: "init", Usage: "with --policy-dir: run mcpguard init for servers no shipped policy fits (starts each)"},
 			&cli.DurationFlag{Name: "timeout", Usage: "with --init: how long each server gets to list its tools", Value: 60 * time.Second},
-			&cli.StringFlag{Name: "command", Usage: "the mcpguard `PATH` written into entries", DefaultText: "this binary's absolute path"})
-		usageText = "mcpguard wrap [--client NAME]... [--project DIR]... [--all-projects] [--dry-run] [--policy-dir DIR [--init]] [--command PATH]"
+			&cli.StringFlag{Name: "command", Usage: "the mcpguard `PATH` written into entries", DefaultText: "this binary's absolute path"},
+			&cli.BoolFlag{Name: "pin-versions", Usage: "pin each npx package without an exact version to the release npx installed for it"})
+		usageText = "mcpguard wrap [--client NAME]... [--project DIR]... [--all-projects] [--dry-run] [--policy-dir DIR [--init]] [--command PATH] [--pin-versions]"
 	}
 	return &cli.Command{Name: name, Usage: usage, UsageText: usageText, Flags: flags,
 		Action: c.action(func(ctx *cli.Context) (int, error) {
@@ -724,6 +725,7 @@ func (c *command) wrapCommand(name, usage string, guard bool) *cli.Command {
 			} else if ctx.Bool("init") {
 				return 2, errors.New("--init needs --policy-dir DIR: the starter policies are written there")
 			}
+			o.PinVersions = ctx.Bool("pin-versions")
 			r := agentconfig.Wrap(o)
 			return c.report(r, r.Errs, r.Failed()), nil
 		})}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -387,6 +388,11 @@ type State struct {
 	// Resources counts resources and resource templates.
 	Resources       int
 	HasInstructions bool
+	// ServerVersion is the serverInfo.version the lock pinned, "" when
+	// it pinned none.
+	ServerVersion string
+	// Written is the lock file's modification time.
+	Written time.Time
 }
 
 // ReadState reads the lock file at path for a summary; it never fails,
@@ -405,5 +411,14 @@ func ReadState(path string) State {
 	s.Tools, s.Prompts = len(l.Items[Tool]), len(l.Items[Prompt])
 	s.Resources = len(l.Items[Resource]) + len(l.Items[ResourceTemplate])
 	s.HasInstructions = l.HasInstructions
+	if l.ServerInfo != nil {
+		var v string
+		if json.Unmarshal([]byte(l.ServerInfo.Fields["version"]), &v) == nil {
+			s.ServerVersion = v
+		}
+	}
+	if fi, err := os.Stat(path); err == nil {
+		s.Written = fi.ModTime()
+	}
 	return s
 }

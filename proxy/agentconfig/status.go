@@ -39,6 +39,9 @@ type StatusReport struct {
 	// Unpinned are the stdio servers run from a package or image without
 	// a pinned version (Unpinned): each start may run a new release.
 	Unpinned int
+	// Stale counts guarded servers whose lock file may no longer match
+	// what they list (StaleLock).
+	Stale int
 	// Unknown are the configs status could not read, parse or does not
 	// understand: their servers are not counted, and the summary says so.
 	Unknown []string
@@ -93,6 +96,10 @@ func Status(o Options, so StatusOptions) StatusReport {
 					r.Broken++
 					row.State = "BROKEN"
 					r.Notes = append(r.Notes, fmt.Sprintf("%s: %s: BROKEN: %s", where, serverLabel(&s), why))
+				} else if why := StaleLock(s, o.Env.Home); why != "" {
+					r.Stale++
+					row.Lock += ", STALE"
+					r.Notes = append(r.Notes, fmt.Sprintf("%s: %s: stale lock: %s", where, serverLabel(&s), why))
 				}
 			case Unguarded:
 				r.Unguarded++
@@ -141,6 +148,9 @@ func (r StatusReport) String() string {
 	b.WriteByte('\n')
 	if r.Unpinned > 0 {
 		fmt.Fprintf(&b, "%d run a package without a pinned version: each start may run a release nobody reviewed (see the unpinned notes)\n", r.Unpinned)
+	}
+	if r.Stale > 0 {
+		fmt.Fprintf(&b, "%d have a lock older than their program: mcpguard withholds what changed until the lock is written again (see the stale lock notes)\n", r.Stale)
 	}
 	if n := len(r.Unknown); n > 0 {
 		fmt.Fprintf(&b, "UNKNOWN: %d config(s) not read, their servers not counted: %s\n", n, strings.Join(r.Unknown, ", "))

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,6 +23,9 @@ type Options struct {
 	Exe      string
 	DryRun   bool
 	Policies Policies
+	// PinVersions pins an unpinned npx package to the release npx has
+	// installed for it (npxPin) before wrapping the entry.
+	PinVersions bool
 }
 
 // load reads every config found; the ones that cannot be read or parsed
@@ -225,6 +230,10 @@ func (o *Options) edit(c *Config, s *Server, wrap bool) Outcome {
 		}
 		return outcome("unwrapped", "runs "+s.Argv[0]+" directly again", false)
 	}
+	pin := ""
+	if o.PinVersions {
+		pin = o.pinVersion(c, s)
+	}
 	pl, perr := o.Policies.place(c.Client, c, s)
 	if perr != nil && pl.note == "" {
 		return outcome("error", "policy: "+perr.Error()+"; not wrapped", true)
@@ -236,11 +245,37 @@ func (o *Options) edit(c *Config, s *Server, wrap bool) Outcome {
 	if pl.note != "" && pl.note != "baseline" {
 		detail += " (" + pl.note + ")"
 	}
+	if pin != "" {
+		detail += "; " + pin
+	}
 	if perr != nil {
 		detail += "; " + perr.Error()
 		return outcome("wrapped", detail, true)
 	}
 	return outcome("wrapped", detail, false)
+}
+
+// pinVersion pins the entry's npx package to the release npx installed
+// for it (JSON entries with command and args; others are named for the
+// user to pin) and says what it did, "" when there is nothing to pin.
+func (o *Options) pinVersion(c *Config, s *Server) string {
+	at, pinned, ok := npxPin(s.Argv, o.Env.Home)
+	if !ok {
+		if why := Unpinned(s.Argv); why != "" {
+			return "not pinned: no single release installed by npx found (" + why + ")"
+		}
+		return ""
+	}
+	if c.Format != "json" || c.Shape != CommandArgs {
+		return "pin it by hand: " + pinned
+	}
+	if err := c.patch([]patchOp{{Op: "replace", Path: s.Pointer + "/args/" + strconv.Itoa(at-1), Value: quote(pinned)}}); err != nil {
+		return "not pinned: " + err.Error()
+	}
+	c.dirty = true
+	s.Argv = slices.Clone(s.Argv)
+	s.Argv[at] = pinned
+	return "pinned " + pinned + " (the release npx installed)"
 }
 
 // givePolicy places a policy for a server guarded by the baseline (wrap
