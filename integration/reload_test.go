@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // reloadPolicy is the policy TestReloadDuringTraffic starts with; the
@@ -234,4 +236,46 @@ func (p *rawProc) expectAfterSend(line string) (*rawMsg, []*rawMsg) {
 		p.t.Fatal(err)
 	}
 	return p.expect(string(req.ID), 30*time.Second)
+}
+
+// TestRateLimitSDK: a rate limit keyed by an argument, through the Go
+// SDK client and the test server, in the default shape: the model reads
+// an isError result naming OP_RATE_LIMITED, retryable, with the seconds
+// to wait; another value of the argument has its own count; the refusal
+// is logged with its wait.
+func TestRateLimitSDK(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pol, logFile := filepath.Join(dir, "limits.yaml"), filepath.Join(dir, "mcpguard.log")
+	if err := os.WriteFile(pol, []byte("version: 1\ningress:\n  - {tools: [echo], fields: [text], check: rate_limit, calls: 2, per: 10m}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs := connectGuarded(t, &guardOpts{Policy: pol, Log: logFile}, testserverBin)
+	for range 2 {
+		callText(t, cs, "echo", map[string]any{"text": "pr 12"})
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "PR 12"}})
+	if err != nil || !res.IsError || len(res.Content) != 1 {
+		t.Fatalf("third call: %v %s", err, mustJSON(res))
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	var rej struct {
+		ErrorCode  string `json:"error_code"`
+		Retryable  bool   `json:"retryable"`
+		RetryAfter int    `json:"retry_after_s"`
+	}
+	if !strings.HasPrefix(text, "Rate limit exceeded: ") || json.Unmarshal([]byte(text[strings.LastIndexByte(text, '\n')+1:]), &rej) != nil ||
+		rej.ErrorCode != "OP_RATE_LIMITED" || !rej.Retryable || rej.RetryAfter < 500 || rej.RetryAfter > 600 {
+		t.Fatalf("third call: %q", text)
+	}
+	if got := callText(t, cs, "echo", map[string]any{"text": "pr 13"}); got != "pr 13" {
+		t.Fatalf("another key: %q", got)
+	}
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"error_code":"OP_RATE_LIMITED"`) || !strings.Contains(string(data), `"retry_after_s":`) {
+		t.Fatalf("no log line for the refusal:\n%s", data)
+	}
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -204,5 +205,35 @@ func BenchmarkRateLimitUncovered(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRateLimitCostsNothingElsewhere: the bench policy's rate limits (on
+// tools the bench never calls, one of them a glob) add no allocation to
+// the echo call: the rules that count a tool are planned per tool name
+// when the policy loads. BenchmarkRateLimitUncovered gives the time.
+func TestRateLimitCostsNothingElsewhere(t *testing.T) {
+	without := func(text string) string {
+		var out []string
+		for line := range strings.Lines(text) {
+			if !strings.Contains(line, "rate_limit") {
+				out = append(out, line)
+			}
+		}
+		return strings.Join(out, "")
+	}
+	allocs := map[string]float64{}
+	for name, edit := range map[string]func(string) string{"with": func(s string) string { return s }, "without": without} {
+		s, m := benchEcho(t, edit)
+		if v := s.Ingress(m); v.Rejection != nil {
+			t.Fatalf("%s the rate limits: the echo call got %+v", name, v.Rejection)
+		}
+		allocs[name] = testing.AllocsPerRun(200, func() { s.Ingress(m) })
+		if n := len(s.policy().limits); (n == 2) != (name == "with") {
+			t.Fatalf("%s: %d rate_limit rules loaded", name, n)
+		}
+	}
+	if allocs["with"] != allocs["without"] {
+		t.Errorf("the echo call allocates %v times with rate limits on other tools, %v without", allocs["with"], allocs["without"])
 	}
 }

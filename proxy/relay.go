@@ -490,6 +490,9 @@ func (r *relay) logVerdict(m *message.Message, v policy.Verdict) {
 	if v.Audit {
 		ev.Event, ev.Action = eventlog.EventAudited, eventlog.ActionAudited
 	}
+	if after := v.Rejection.RetryAfter; after > 0 {
+		ev.Extra = func(e *zerolog.Event) { e.Int("retry_after_s", after) }
+	}
 	r.log.Log(ev)
 }
 
