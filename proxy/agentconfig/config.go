@@ -53,6 +53,10 @@ type Server struct {
 	Policy  string   // Guarded: the --policy given to mcpguard, if any
 	Own     []string // Guarded: mcpguard's own arguments, before "--"
 	Command string   // the entry's command, as written
+	// CmdKey is the member that holds the program at Pointer: "" for
+	// command, "path" in Zed's older {"command": {"path", "args"}} (then
+	// Pointer is the inner object's).
+	CmdKey string
 	Cwd     string   // the entry's cwd, if any
 	// Launcher is the program that starts mcpguard when the entry does
 	// not run it directly (npx, env, sh -c): the entry is guarded, and
@@ -188,6 +192,18 @@ func classify(s *Server, v hujson.Value, cmdArray bool, isGuard func(string) boo
 		return
 	}
 	raw, ok := e["command"]
+	if ok && !cmdArray && len(raw) > 0 && raw[0] == '{' {
+		// Zed's older shape, {"command": {"path", "args", "env"}}: the
+		// inner object is the entry, its path the program.
+		var inner map[string]jsontext.Value
+		if json.Unmarshal(raw, &inner) == nil {
+			if path, isPath := inner["path"]; isPath {
+				s.CmdKey, s.Pointer = "path", s.Pointer+"/command"
+				e, raw = inner, path
+				e["command"] = path
+			}
+		}
+	}
 	if !ok {
 		s.Kind, s.Note = Unusable, "no command and no url"
 		return
@@ -205,7 +221,7 @@ func classify(s *Server, v hujson.Value, cmdArray bool, isGuard func(string) boo
 		if json.Unmarshal(raw, &command) != nil || command == "" {
 			s.Kind, s.Note = Unusable, "command is not a string"
 			if len(raw) > 0 && raw[0] == '{' {
-				s.Note = "command is an object (an older Zed shape); give command and args"
+				s.Note = "command is an object without a path; give command and args"
 			}
 			return
 		}

@@ -22,7 +22,8 @@
 // JSON agents (comments and trailing commas kept): Claude Desktop, Claude
 // Code (~/.claude.json with projects.DIR.mcpServers, and .mcp.json),
 // Cursor, VS Code (key servers; profiles too), Windsurf, Gemini CLI (and
-// its extensions' gemini-extension.json), Cline, Zed (context_servers),
+// its extensions' gemini-extension.json), Cline, Zed (context_servers;
+// its older {"command": {"path", "args"}} shape is edited inside),
 // opencode (key mcp, "type": "local" and command an array holding the
 // program and its arguments: wrap puts mcpguard's words at its front),
 // LM Studio, JetBrains Junie, Amazon Q, Kiro, GitHub Copilot CLI

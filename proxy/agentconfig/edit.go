@@ -35,9 +35,10 @@ func (c *Config) guard(s *Server, exe, policy string) error {
 	if err != nil {
 		return err
 	}
-	cmd := member(obj, "command")
+	cmdKey := s.cmdKey()
+	cmd := member(obj, cmdKey)
 	if cmd < 0 {
-		return errors.New("no command")
+		return errors.New("no " + cmdKey)
 	}
 	prefix := [][]byte{}
 	if policy != "" {
@@ -45,7 +46,7 @@ func (c *Config) guard(s *Server, exe, policy string) error {
 	}
 	prefix = append(prefix, quote("--"), slices.Clone(obj.Members[cmd].Value.Value.(hujson.Literal)))
 
-	ops := []patchOp{{Op: "replace", Path: s.Pointer + "/command", Value: quote(exe)}}
+	ops := []patchOp{{Op: "replace", Path: s.Pointer + "/" + cmdKey, Value: quote(exe)}}
 	ai := member(obj, "args")
 	var lead, sep, arrAfter hujson.Extra
 	// hujson moves comments next to an insertion point onto the inserted
@@ -185,7 +186,7 @@ func (c *Config) unguard(s *Server) error {
 	arrAfter := slices.Clone(arr.AfterExtra)
 	objAfter := slices.Clone(obj.AfterExtra)
 	trailing := obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
-	ops := []patchOp{{Op: "replace", Path: s.Pointer + "/command", Value: slices.Clone(cmd)}}
+	ops := []patchOp{{Op: "replace", Path: s.Pointer + "/" + s.cmdKey(), Value: slices.Clone(cmd)}}
 	for range dash + 2 {
 		ops = append(ops, patchOp{Op: "remove", Path: s.Pointer + "/args/0"})
 	}
@@ -317,6 +318,14 @@ func dashIndex(arr *hujson.Array) int {
 		}
 	}
 	return -1
+}
+
+// cmdKey is the member of the entry at s.Pointer that holds the program.
+func (s *Server) cmdKey() string {
+	if s.CmdKey != "" {
+		return s.CmdKey
+	}
+	return "command"
 }
 
 type patchOp struct {

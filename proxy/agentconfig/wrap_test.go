@@ -208,12 +208,13 @@ func servers(t *testing.T, loc Location) map[string][]string {
 		}
 		var entry struct {
 			Command string   `json:"command"`
+			Path    string   `json:"path"` // Zed's older {"command": {"path", "args"}}
 			Args    []string `json:"args"`
 		}
 		if err := json.Unmarshal(e.Pack(), &entry); err != nil {
 			t.Fatal(err)
 		}
-		got[s.Pointer] = append([]string{entry.Command}, entry.Args...)
+		got[s.Pointer] = append([]string{entry.Command + entry.Path}, entry.Args...)
 	}
 	return got
 }
@@ -275,8 +276,8 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 			t.Errorf("%s: modes %v and %v (backup), want %v", l.Path, fi.Mode().Perm(), bi.Mode().Perm(), want)
 		}
 	}
-	if wrappedCount != 38 {
-		t.Errorf("wrapped %d servers, want the fixture's 38", wrappedCount)
+	if wrappedCount != 39 {
+		t.Errorf("wrapped %d servers, want the fixture's 39", wrappedCount)
 	}
 
 	// Wrapping again changes nothing, and says so.
@@ -487,8 +488,8 @@ func TestWrapPlacesPolicies(t *testing.T) {
 	// junie's sqlite, amazonq's aws-docs, kiro's time and web, crush's
 	// filesystem (a node script), codex's docs, multi and tool;
 	// continue's SQLite, Time and Spaced, goose's github (the retired
-	// server-github) and last
-	if wantInit := 18; len(inits) != wantInit {
+	// server-github) and last, zed's legacy
+	if wantInit := 19; len(inits) != wantInit {
 		t.Errorf("init ran for %q, want the %d servers no shipped policy fits", inits, wantInit)
 	}
 	for _, name := range []string{"claude-desktop-notion.yaml", "claude-desktop-sqlite.yaml", "gemini-pythontools.yaml"} {
@@ -603,7 +604,7 @@ func TestStatus(t *testing.T) {
 	if f := find("goose", "developer"); f[2] != "skipped" {
 		t.Errorf("goose's builtin extension: %q", f)
 	}
-	if !strings.Contains(out.String(), "0 guarded, 38 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
+	if !strings.Contains(out.String(), "0 guarded, 39 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
 		t.Errorf("no summary:\n%s", out.String())
 	}
 	// one line per server, per note, the header and the two summary lines
