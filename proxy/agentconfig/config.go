@@ -57,7 +57,7 @@ type Server struct {
 	// command, "path" in Zed's older {"command": {"path", "args"}} (then
 	// Pointer is the inner object's).
 	CmdKey string
-	Cwd     string   // the entry's cwd, if any
+	Cwd    string // the entry's cwd, if any
 	// Launcher is the program that starts mcpguard when the entry does
 	// not run it directly (npx, env, sh -c): the entry is guarded, and
 	// unwrap leaves it for the user to undo by hand.
