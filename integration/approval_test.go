@@ -363,7 +363,13 @@ type tsApproval struct {
 // its answers to the prompts in order.
 func runTSApproval(t *testing.T, policy string, elicitation bool, answers []any, calls []tsCall) tsApproval {
 	t.Helper()
-	argv := guardArgv(t, &guardOpts{Policy: policy}, testserverBin)
+	return runTSApprovalWith(t, policy, elicitation, answers, calls, testserverBin)
+}
+
+// runTSApprovalWith is runTSApproval against the server argv.
+func runTSApprovalWith(t *testing.T, policy string, elicitation bool, answers []any, calls []tsCall, server ...string) tsApproval {
+	t.Helper()
+	argv := guardArgv(t, &guardOpts{Policy: policy}, server...)
 	stdout := runNodeClient(t, "approval.mjs", map[string]any{"command": argv[0], "args": argv[1:],
 		"env": map[string]string{"PATH": os.Getenv("PATH")}, "elicitation": elicitation, "answers": answers, "calls": calls})
 	var out tsApproval
@@ -517,5 +523,50 @@ func TestApprovalAfterToolsListingSDK(t *testing.T) {
 	}
 	if prompts.count() != 1 {
 		t.Errorf("%d prompts, want 1", prompts.count())
+	}
+}
+
+// TestApprovalRealServerTSClient: what the user decides is what the real
+// server-filesystem does. write_file is asked about; the TypeScript SDK
+// client denies the first call and allows the second: only the second
+// file exists afterwards, and read_text_file, which nothing asks about,
+// reads it.
+func TestApprovalRealServerTSClient(t *testing.T) {
+	t.Parallel()
+	requireGuard(t)
+	bin := npmServer(t, "mcp-server-filesystem")
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(t.TempDir(), "fs.yaml")
+	if err := os.WriteFile(policy, []byte("version: 1\nserver: filesystem\ntools:\n  write_file: ask\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	denied, allowed := filepath.Join(root, "denied.txt"), filepath.Join(root, "allowed.txt")
+	out := runTSApprovalWith(t, policy, true,
+		[]any{map[string]any{"action": "accept", "decision": "deny"}, map[string]any{"action": "accept", "decision": "allow_once"}},
+		[]tsCall{
+			{Name: "write_file", Arguments: map[string]any{"path": denied, "content": "must not be written"}},
+			{Name: "write_file", Arguments: map[string]any{"path": allowed, "content": "approved"}},
+			{Name: "read_text_file", Arguments: map[string]any{"path": allowed}},
+		}, bin, root)
+	if rej := tsRejected(t, out.Calls[0]); rej == nil || rej.ErrorCode != "OP_APPROVAL_DENIED" {
+		t.Errorf("the denied write: %s", mustJSON(out.Calls[0]))
+	}
+	if rej := tsRejected(t, out.Calls[1]); rej != nil {
+		t.Errorf("the allowed write was refused: %+v", rej)
+	}
+	if rej := tsRejected(t, out.Calls[2]); rej != nil || out.Calls[2].Result.Content[0].Text != "approved" {
+		t.Errorf("read_text_file: %s", mustJSON(out.Calls[2]))
+	}
+	if _, err := os.Stat(denied); !os.IsNotExist(err) {
+		t.Errorf("the server wrote the file the user denied (%v)", err)
+	}
+	if b, err := os.ReadFile(allowed); err != nil || string(b) != "approved" {
+		t.Errorf("the file the user allowed: %q, %v", b, err)
+	}
+	if len(out.Prompts) != 2 || !strings.Contains(out.Prompts[0], `path = "`+denied+`"`) || !strings.Contains(out.Prompts[0], `Server: "filesystem"`) {
+		t.Errorf("prompts: %q", out.Prompts)
 	}
 }

@@ -163,7 +163,7 @@ const (
 
 // AskRejection is the rejection of a held call that is not forwarded;
 // how says how the answer came (approval.ReadAnswer's words), for
-// AskDenied.
+// AskDenied, or why the client cannot be asked, for AskUnavailable.
 func (a *Ask) AskRejection(o AskOutcome, how string) *message.Rejection {
 	tool, rules := clean(a.Tool), a.Rules()
 	entries := "policy entry " + rules
@@ -177,7 +177,7 @@ func (a *Ask) AskRejection(o AskOutcome, how string) *message.Rejection {
 	switch o {
 	case AskUnavailable:
 		rej.ErrorCode = codes.ApprovalRequired
-		rej.Reason = "this call of tool " + tool + " needs the user's approval (" + entries + "), and the MCP client cannot ask the user (it did not declare the elicitation capability)"
+		rej.Reason = "this call of tool " + tool + " needs the user's approval (" + entries + "), and mcpguard cannot ask the user through this MCP client (" + clean(how) + ")"
 		rej.Remediation = "Tell the user: to allow this call, use an MCP client that supports elicitation so mcpguard can ask, or change " + entries + " in " + clean(a.Source) + " from ask to allow and restart the server."
 	case AskTimedOut:
 		rej.ErrorCode, rej.Retryable = codes.ApprovalTimeout, true

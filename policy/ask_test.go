@@ -43,7 +43,7 @@ func TestRememberScope(t *testing.T) {
 		tool, args string
 		remembered bool
 	}{
-		{"run", `{"cmd":"wget y"}`, true},                 // same tool, same entry, other arguments
+		{"run", `{"cmd":"wget y"}`, true},                  // same tool, same entry, other arguments
 		{"run", `{"cmd":"wget y","note":"secret"}`, false}, // a second entry asks too
 		{"run", `{"note":"secret"}`, false},                // another entry
 		{"git_push", `{"force":true}`, true},

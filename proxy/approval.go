@@ -40,8 +40,9 @@ const maxHeldAsks = 16
 type approvals struct {
 	r      *relay
 	prefix string
-	// canAsk: the client declared form elicitation at initialize.
-	canAsk atomic.Bool
+	// canAsk: the client declared form elicitation at initialize;
+	// initialized: it sent initialize at all.
+	canAsk, initialized atomic.Bool
 
 	mu     sync.Mutex
 	seq    int
@@ -73,6 +74,7 @@ func newApprovals(r *relay) *approvals {
 // is never asked: servers there do not send requests.
 func (a *approvals) noteInitialize(m *message.Message) {
 	a.canAsk.Store(approval.ClientCanAsk(m.Params))
+	a.initialized.Store(true)
 }
 
 // owns reports whether id is one of mcpguard's prompts: the client's
@@ -93,7 +95,11 @@ func (a *approvals) hold(key message.Key, m *message.Message, v policy.Verdict) 
 	h := &heldAsk{key: key, raw: append([]byte(nil), m.Raw...), verdict: v, method: m.Method, logID: logID(m.ID)}
 	a.r.logApproval(h, eventlog.ActionAsked, "held for the user's approval")
 	if !a.canAsk.Load() {
-		a.refuse(h, policy.AskUnavailable, "")
+		why := "it did not declare the elicitation capability"
+		if !a.initialized.Load() {
+			why = "the session has no initialize, as in protocol revision 2026-07-28, where mcpguard does not ask"
+		}
+		a.refuse(h, policy.AskUnavailable, why)
 		return
 	}
 	a.mu.Lock()
