@@ -7,6 +7,9 @@
 //	direct    driver ↔ server
 //	relay     driver ↔ bare line relay, no checks (this program, -relay) ↔ server
 //	mcpguard  driver ↔ mcpguard --log TMP [--policy P] ↔ server
+//	otel      the same with --otel, exporting spans and metrics over
+//	          OTLP/HTTP to a sink in this program that answers every
+//	          export at once (not measured unless -paths names it)
 //
 // The relay is the floor: two extra pipe hops, blocking 1 MiB pipes,
 // bufio in both directions, whole lines forwarded in batches (-stream-relay
@@ -58,6 +61,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,7 +110,7 @@ func main() {
 
 	cfg.Paths = strings.Split(*pathList, ",")
 	for _, p := range cfg.Paths {
-		if p != "direct" && p != "relay" && p != "mcpguard" {
+		if p != "direct" && p != "relay" && p != "mcpguard" && p != "otel" {
 			fmt.Fprintf(os.Stderr, "bench: unknown path %q\n", p)
 			os.Exit(2)
 		}
@@ -190,7 +195,7 @@ func run(cfg Config, bin, buildDir string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bin == "" && slices.Contains(cfg.Paths, "mcpguard") {
+	if bin == "" && (slices.Contains(cfg.Paths, "mcpguard") || slices.Contains(cfg.Paths, "otel")) {
 		progress("building mcpguard into %s", buildDir)
 		if bin, err = buildMcpguard(buildDir); err != nil {
 			return nil, err
@@ -215,6 +220,23 @@ func run(cfg Config, bin, buildDir string) (*Report, error) {
 		"direct":   server,
 		"relay":    append(append(relayArgv, "--"), server...),
 		"mcpguard": append(append(guard, "--"), server...),
+	}
+	if slices.Contains(cfg.Paths, "otel") {
+		sink, err := startOTLPSink()
+		if err != nil {
+			return nil, err
+		}
+		defer sink.Close()
+		env, err := exec.LookPath("env")
+		if err != nil {
+			return nil, err
+		}
+		otel := []string{env, "OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink.Addr().String(),
+			bin, "--otel", "--log", filepath.Join(tmp, "mcpguard-otel.log")}
+		if cfg.Policy != "" {
+			otel = append(otel, "--policy", cfg.Policy)
+		}
+		argv["otel"] = append(append(otel, "--"), server...)
 	}
 
 	b := newBench(cfg)
@@ -880,6 +902,8 @@ func ratios(rs []PathResult) []Ratio {
 	compare("mcpguard", "relay", true)
 	compare("mcpguard", "direct", false)
 	compare("relay", "direct", false)
+	compare("otel", "relay", true)
+	compare("otel", "mcpguard", false)
 	if g, ok := by["mcpguard"]; ok && g.BigLine > 0 && g.PeakRSSKiB > 0 {
 		bound := (3*float64(g.BigLine) + 32<<20) / 1024
 		add("mcpguard peak RSS / (3×message + 32 MiB)", float64(g.PeakRSSKiB)/bound, "≤ 1", atMost(1))
@@ -916,4 +940,21 @@ func (r *Report) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-42s %6.2f  %-7s %s\n", x.Name, x.Value, x.Target, status)
 	}
+}
+
+// startOTLPSink serves OTLP/HTTP on loopback for the otel path: it reads
+// each export and answers 200 with an empty response (a valid empty
+// Export*ServiceResponse), as a healthy collector does.
+func startOTLPSink() (net.Listener, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	})}
+	go srv.Serve(l)
+	return l, nil
 }

@@ -26,7 +26,20 @@ type instruments struct {
 	decisions metric.Int64Counter
 	size      metric.Int64Histogram
 	latency   metric.Float64Histogram
+
+	// sets caches the attribute sets already built: building one sorts
+	// and allocates, and a session calls the same few tools over and
+	// over. Only the metrics stage uses it.
+	sets map[setKey]attribute.Set
 }
+
+// setKey names one attribute set; the server is the exporter's.
+type setKey struct {
+	method, tool, action, code, direction string
+}
+
+// maxCachedSets bounds the cache; past it, sets are built per call.
+const maxCachedSets = 4096
 
 // Bucket bounds: sizes from a ping to the 64 MiB response limit; added
 // latency from a microsecond (the relay's own cost on a small call) to a
@@ -37,7 +50,7 @@ var (
 )
 
 func newInstruments(m metric.Meter, e *Exporter) (instruments, error) {
-	var in instruments
+	in := instruments{sets: map[setKey]attribute.Set{}}
 	var err error
 	if in.decisions, err = m.Int64Counter("mcpguard.decisions", metric.WithUnit("{decision}"),
 		metric.WithDescription("Requests from the agent that mcpguard judged, by verdict, and replies it rewrote")); err != nil {
@@ -67,33 +80,45 @@ func newInstruments(m metric.Meter, e *Exporter) (instruments, error) {
 	return in, nil
 }
 
+// set returns the attribute set of k, from the cache when it can.
+func (in *instruments) set(server string, k setKey) metric.MeasurementOption {
+	s, ok := in.sets[k]
+	if !ok {
+		kvs := []attribute.KeyValue{keyServer.String(server), semconv.McpMethodNameKey.String(k.method)}
+		if k.tool != "" {
+			kvs = append(kvs, semconv.GenAIToolName(k.tool))
+		}
+		if k.action != "" {
+			kvs = append(kvs, keyAction.String(k.action))
+		}
+		if k.code != "" {
+			kvs = append(kvs, keyCode.String(k.code))
+		}
+		if k.direction != "" {
+			kvs = append(kvs, keyDirection.String(k.direction))
+		}
+		s = attribute.NewSet(kvs...)
+		if len(in.sets) < maxCachedSets {
+			in.sets[k] = s
+		}
+	}
+	return metric.WithAttributeSet(s)
+}
+
 // record adds one call to the metrics.
 func (in *instruments) record(server string, c *Call) {
 	ctx := context.Background()
-	srv, method := keyServer.String(server), semconv.McpMethodNameKey.String(c.method)
-	decision := []attribute.KeyValue{srv, method, keyAction.String(c.actionName())}
-	if c.tool != "" {
-		decision = append(decision, semconv.GenAIToolName(c.tool))
-	}
-	if c.code != "" {
-		decision = append(decision, keyCode.String(c.code))
-	}
-	in.decisions.Add(ctx, 1, metric.WithAttributes(decision...))
-
-	ingress := metric.WithAttributes(srv, method, keyDirection.String(eventlog.Ingress))
+	in.decisions.Add(ctx, 1, in.set(server, setKey{method: c.method, tool: c.tool, action: c.actionName(), code: c.code}))
+	ingress := in.set(server, setKey{method: c.method, direction: eventlog.Ingress})
 	in.size.Record(ctx, int64(c.reqSize), ingress)
 	in.latency.Record(ctx, c.ingress.Seconds(), ingress)
 	if c.outcome != Replied {
 		return
 	}
-	egress := metric.WithAttributes(srv, method, keyDirection.String(eventlog.Egress))
+	egress := in.set(server, setKey{method: c.method, direction: eventlog.Egress})
 	in.size.Record(ctx, int64(c.respSize), egress)
 	in.latency.Record(ctx, c.egress.Seconds(), egress)
 	if c.rewrites > 0 {
-		rewritten := []attribute.KeyValue{srv, method, keyAction.String(string(eventlog.ActionRewritten))}
-		if c.tool != "" {
-			rewritten = append(rewritten, semconv.GenAIToolName(c.tool))
-		}
-		in.decisions.Add(ctx, 1, metric.WithAttributes(rewritten...))
+		in.decisions.Add(ctx, 1, in.set(server, setKey{method: c.method, tool: c.tool, action: string(eventlog.ActionRewritten)}))
 	}
 }

@@ -2,6 +2,9 @@ package telemetry
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -222,4 +225,34 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// BenchmarkCall is the exporter's CPU per call, off the relay: Begin, End,
+// the metrics and span stages, the batch processor and an OTLP/HTTP
+// export to a sink that answers at once.
+func BenchmarkCall(b *testing.B) {
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer sink.Close()
+	b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.URL)
+	e, err := Start(Config{Server: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rewrites := []policy.Rewrite{}
+	b.ResetTimer()
+	for range b.N {
+		c := e.Begin(time.Now(), policy.Call{Method: "tools/call", Tool: "echo"}, 300)
+		c.Judged(eventlog.ActionNone, "", "")
+		c.Reply(time.Now(), 300, rewrites)
+		e.End(c, Replied)
+		for len(e.calls)+len(e.spans) > QueueSize/2 {
+			time.Sleep(time.Microsecond) // keep it from dropping: measure the work
+		}
+	}
+	e.Shutdown()
+	calls, spans := e.Dropped()
+	b.ReportMetric(float64(calls+spans), "dropped")
 }
