@@ -5,6 +5,7 @@ import (
 	"hash"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,7 +87,7 @@ func (p *Policy) limitsFor(method, name string) []*ingressRule {
 			out = append(out, r)
 			continue
 		}
-		if uriMethod(method) || !methodIn(r.methods, method) {
+		if uriMethod(method) || !slices.Contains(r.methods, method) {
 			continue
 		}
 		if folded == "" {
@@ -100,15 +101,6 @@ func (p *Policy) limitsFor(method, name string) []*ingressRule {
 		}
 	}
 	return out
-}
-
-func methodIn(methods []string, method string) bool {
-	for _, m := range methods {
-		if m == method {
-			return true
-		}
-	}
-	return false
 }
 
 // checkLimits judges a request that every other check allowed against the

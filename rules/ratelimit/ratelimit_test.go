@@ -169,3 +169,49 @@ func TestNewLimitBounds(t *testing.T) {
 		t.Fatalf("%+v %v", l, err)
 	}
 }
+
+// FuzzWindow: whatever the sequence of calls, keys and pauses, a key is
+// never admitted more than Calls times in any span of Per, the window
+// never tracks more than MaxKeys keys, and a call it refuses is admitted
+// once the wait it named has passed (unless other calls came between).
+// Seeds: a burst on one key, keys cycled past MaxKeys, calls spaced at
+// the edge of the window.
+func FuzzWindow(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3})
+	f.Add([]byte{0x80, 0x90, 0x80, 0x90, 0x80, 0x90})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		l := Limit{Calls: 3, Per: 10 * time.Second, MaxKeys: 4}
+		w := NewWindow(l)
+		now := w.epoch
+		admitted := map[Key][]time.Time{}
+		for _, op := range ops {
+			now = now.Add(time.Duration(op>>3) * time.Second / 2) // 0 to 15.5 s
+			k := key(strconv.Itoa(int(op & 7)))
+			wait := w.Wait(k, now)
+			if wait < 0 || wait > l.Per {
+				t.Fatalf("wait %v outside [0, %v]", wait, l.Per)
+			}
+			if wait > 0 {
+				if w.Wait(k, now.Add(wait)) != 0 {
+					t.Fatalf("still refused after the wait it named (%v)", wait)
+				}
+				continue
+			}
+			w.Record(k, now)
+			admitted[k] = append(admitted[k], now)
+			in := 0
+			for _, at := range admitted[k] {
+				if now.Sub(at) < l.Per {
+					in++
+				}
+			}
+			if in > l.Calls {
+				t.Fatalf("%d calls of one key admitted within %v", in, l.Per)
+			}
+			if w.Keys() > l.MaxKeys {
+				t.Fatalf("%d keys tracked", w.Keys())
+			}
+		}
+	})
+}
