@@ -209,14 +209,16 @@ func TestRealAgents(t *testing.T) {
 		f.unwrap(t, config, before, after)
 	})
 
-	// Then `claude -p` against a stand-in of the model API on loopback:
-	// the "model" asks for a read outside the root and must get
+	// Claude Code, its config under CLAUDE_CONFIG_DIR (wrap follows it
+	// there); then `claude -p` against a stand-in of the model API on
+	// loopback: the "model" asks for a read outside the root and must get
 	// mcpguard's refusal back as the tool's error result.
 	t.Run("claude", func(t *testing.T) {
 		t.Parallel()
 		f := newAgentFixture(t)
+		f.env = append(f.env, "CLAUDE_CONFIG_DIR="+filepath.Join(f.home, "claude-config"))
 		runAgent(t, f.env, f.home, "claude", "mcp", "add", "-s", "user", "fs", "--", f.fs, f.root)
-		config := filepath.Join(f.home, ".claude.json")
+		config := filepath.Join(f.home, "claude-config", ".claude.json")
 		before, after := f.wrap(t, config)
 		out := runAgent(t, f.env, f.home, "claude", "mcp", "list")
 		want := strings.Join(f.guardedArgs("claude-code"), " ") + " - ✔ Connected"

@@ -34,7 +34,8 @@ const (
 // Agent is one agent's MCP configuration: where its files are, their
 // format, the member that holds the servers, and the shape of an entry.
 // Paths start with ~ (the home directory), $XDG (XDG_CONFIG_HOME), $MAC
-// (~/Library/Application Support) or $CODEX (CODEX_HOME); they may hold
+// (~/Library/Application Support), $CODEX (CODEX_HOME) or $CLAUDE
+// (CLAUDE_CONFIG_DIR, default the home directory); they may hold
 // a * (profiles, extensions). Project paths are relative to the project
 // directory. mcpguard runs on Linux and macOS: Windows paths are not
 // listed.
@@ -58,7 +59,7 @@ type Agent struct {
 var Agents = []Agent{
 	{Name: ClaudeDesktop, User: []string{"$MAC/Claude/claude_desktop_config.json", "$XDG/Claude/claude_desktop_config.json"},
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: "none (remote servers are connectors, set in the app)"},
-	{Name: ClaudeCode, User: []string{"~/.claude.json"}, Project: []string{".mcp.json"},
+	{Name: ClaudeCode, User: []string{"$CLAUDE/.claude.json"}, Project: []string{".mcp.json"},
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "http"|"sse", "url"`},
 	{Name: Cursor, User: []string{"~/.cursor/mcp.json"}, Project: []string{".cursor/mcp.json"},
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url"`},
@@ -117,6 +118,7 @@ type Env struct {
 	Home       string   // the user's home directory
 	ConfigHome string   // $XDG_CONFIG_HOME; default Home/.config
 	CodexHome  string   // $CODEX_HOME; default Home/.codex
+	ClaudeHome string   // $CLAUDE_CONFIG_DIR, where Claude Code keeps .claude.json; default Home
 	Projects   []string // project directories to look into
 	// AllProjects also looks into every project directory ~/.claude.json
 	// names (Claude Code records each directory it ran in). Their files are
@@ -125,7 +127,7 @@ type Env struct {
 	AllProjects bool
 }
 
-// EnvFromOS reads HOME, XDG_CONFIG_HOME and CODEX_HOME; home, when not
+// EnvFromOS reads HOME, XDG_CONFIG_HOME, CODEX_HOME and CLAUDE_CONFIG_DIR; home, when not
 // empty, replaces HOME (and the defaults derived from it).
 func EnvFromOS(home string, projects []string) (Env, error) {
 	e := Env{Home: home, Projects: projects}
@@ -141,8 +143,18 @@ func EnvFromOS(home string, projects []string) (Env, error) {
 		if d := os.Getenv("CODEX_HOME"); filepath.IsAbs(d) {
 			e.CodexHome = d
 		}
+		if d := os.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
+			e.ClaudeHome = d
+		}
 	}
 	return e, nil
+}
+
+func (e Env) claudeHome() string {
+	if e.ClaudeHome != "" {
+		return e.ClaudeHome
+	}
+	return e.Home
 }
 
 func (e Env) configHome() string {
@@ -197,7 +209,7 @@ func Locate(e Env, clients []string) []Location {
 		codexHome = filepath.Join(e.Home, ".codex")
 	}
 	expand := strings.NewReplacer("~", e.Home, "$XDG", e.configHome(),
-		"$MAC", filepath.Join(e.Home, "Library", "Application Support"), "$CODEX", codexHome)
+		"$MAC", filepath.Join(e.Home, "Library", "Application Support"), "$CODEX", codexHome, "$CLAUDE", e.claudeHome())
 	each := func(a Agent, pattern, scope string) {
 		if !strings.Contains(pattern, "*") {
 			add(a, pattern, scope)
@@ -220,7 +232,7 @@ func Locate(e Env, clients []string) []Location {
 
 	projects := append([]string(nil), e.Projects...)
 	if e.AllProjects {
-		projects = append(projects, claudeProjects(filepath.Join(e.Home, ".claude.json"))...)
+		projects = append(projects, claudeProjects(filepath.Join(e.claudeHome(), ".claude.json"))...)
 	}
 	seenDir := map[string]bool{}
 	for _, dir := range projects {

@@ -38,7 +38,7 @@
 // to check the entry runs what it should (yaml.go). Entries in flow style
 // or with a multi-line command are listed and left for the user.
 //
-// HOME, XDG_CONFIG_HOME and CODEX_HOME say where to look (the hidden flag
+// HOME, XDG_CONFIG_HOME, CODEX_HOME and CLAUDE_CONFIG_DIR say where to look (the hidden flag
 // --home replaces HOME, for tests).
 //
 // # Entries

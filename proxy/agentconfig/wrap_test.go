@@ -979,3 +979,31 @@ func TestCodexEdgeEntries(t *testing.T) {
 		t.Errorf("unwrapped:\n%q\nwant:\n%q", b, orig)
 	}
 }
+
+// TestLocateClaudeConfigDir: with CLAUDE_CONFIG_DIR set, Claude Code's
+// user file is there, not in the home directory (as the real CLI writes
+// it), and the projects it names are found from it.
+func TestLocateClaudeConfigDir(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "cfg")
+	project := filepath.Join(home, "app")
+	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(project, 0o755)
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{}`), 0o644)
+	os.WriteFile(filepath.Join(dir, ".claude.json"), []byte(`{"projects": {"`+project+`": {}}}`), 0o644)
+	os.WriteFile(filepath.Join(project, ".mcp.json"), []byte(`{}`), 0o644)
+	t.Setenv("CLAUDE_CONFIG_DIR", dir)
+	t.Setenv("HOME", home)
+	e, err := EnvFromOS("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.AllProjects = true
+	var paths []string
+	for _, l := range Locate(e, []string{ClaudeCode}) {
+		paths = append(paths, l.Path)
+	}
+	if want := []string{filepath.Join(dir, ".claude.json"), filepath.Join(project, ".mcp.json")}; !slices.Equal(paths, want) {
+		t.Errorf("Locate: %q, want %q", paths, want)
+	}
+}
