@@ -378,12 +378,23 @@ func scriptsOf(s string) uint8 {
 	return set
 }
 
-var (
-	latinDirectives  = compile(latin, latinWindow, "", false)
-	nativeDirectives = compile(native, nativeWindow, "", true)
-	// latinIndex maps each anchor to the Latin patterns it opens.
-	latinIndex, latinAlways = index(latinDirectives)
-)
+// directiveSet is the directive patterns, split and indexed.
+type directiveSet struct {
+	latin, native []compiled
+	// latinIndex maps each anchor to the Latin patterns it opens;
+	// latinAlways are the ones without anchors.
+	latinIndex  map[string][]int
+	latinAlways []int
+}
+
+// directives builds the directive set on the first lint: parsing the
+// patterns is most of the program's start-up work otherwise, before the
+// first initialize is answered.
+var directives = sync.OnceValue(func() *directiveSet {
+	d := &directiveSet{latin: compile(latin, latinWindow, "", false), native: compile(native, nativeWindow, "", true)}
+	d.latinIndex, d.latinAlways = index(d.latin)
+	return d
+})
 
 // maxAnchor bounds the bytes of a word an anchor is looked up by.
 const maxAnchor = 24

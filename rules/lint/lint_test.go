@@ -158,7 +158,7 @@ func TestAskingTheUser(t *testing.T) {
 // TestEveryPatternCompiles: the patterns are compiled on first use, so
 // every one is compiled here.
 func TestEveryPatternCompiles(t *testing.T) {
-	for _, set := range [][]compiled{latinDirectives, nativeDirectives, markers} {
+	for _, set := range [][]compiled{directives().latin, directives().native, markers} {
 		for _, c := range set {
 			if c.re.get() == nil || c.anchored != nil && c.anchored.get() == nil {
 				t.Fatalf("%s: %s did not compile", c.rule, c.re.expr)

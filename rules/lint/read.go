@@ -158,7 +158,7 @@ func (r *reading) findings(add func(rule, field string)) {
 	latin := r.latin.String()
 	matchLatin(latin, func(rule string, at int) { found(rule, at, true) })
 	native := r.native.String()
-	for _, p := range nativeDirectives {
+	for _, p := range directives().native {
 		if p.scripts&r.scripts == 0 || (len(p.anchors) > 0 && !slices.ContainsFunc(p.anchors, func(a string) bool { return strings.Contains(native, a) })) {
 			continue
 		}
@@ -183,7 +183,9 @@ func (r *reading) findings(add func(rule, field string)) {
 // each pattern only on the sentences where one of its anchors begins a
 // word, and reports each match with its offset.
 func matchLatin(text string, found func(rule string, at int)) {
-	for _, i := range latinAlways {
+	d := directives()
+	latinDirectives := d.latin
+	for _, i := range d.latinAlways {
 		for _, m := range latinDirectives[i].re.get().FindAllStringIndex(text, 8) {
 			found(latinDirectives[i].rule, m[0])
 		}
@@ -210,7 +212,7 @@ func matchLatin(text string, found func(rule string, at int)) {
 			// here, on at most maxSpan bytes of the sentence.
 			todo = todo[:0]
 			for k := w + 1; k <= e && k-w <= maxAnchor; k++ {
-				for _, i := range latinIndex[text[w:k]] {
+				for _, i := range d.latinIndex[text[w:k]] {
 					if !tried[i] {
 						tried[i] = true
 						todo = append(todo, i)
