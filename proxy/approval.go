@@ -3,6 +3,7 @@ package proxy
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,7 +94,6 @@ func (a *approvals) hold(key message.Key, m *message.Message, v policy.Verdict) 
 		ask.Server = ServerName(a.r.cfg.Policy, a.r.cfg.Argv)
 	}
 	h := &heldAsk{key: key, raw: append([]byte(nil), m.Raw...), verdict: v, method: m.Method, logID: logID(m.ID)}
-	a.r.logApproval(h, eventlog.ActionAsked, "held for the user's approval")
 	if !a.canAsk.Load() {
 		why := "it did not declare the elicitation capability"
 		if !a.initialized.Load() {
@@ -114,6 +114,7 @@ func (a *approvals) hold(key message.Key, m *message.Message, v policy.Verdict) 
 	a.byCall[key] = h
 	h.timer = time.AfterFunc(ask.Timeout, func() { a.expire(h.promptID) })
 	a.mu.Unlock()
+	a.r.logApproval(h, eventlog.ActionAsked, "held for the user's approval")
 
 	req := `{"jsonrpc":"2.0","id":` + strconv.Quote(h.promptID) + `,"method":"elicitation/create","params":` + string(approval.Params(ask.Question)) + `}`
 	a.r.answerAgent([]byte(req))
@@ -182,8 +183,13 @@ func (a *approvals) cancel(key message.Key) bool {
 // cancelPrompt tells the client that mcpguard no longer waits for the
 // answer to a prompt.
 func (a *approvals) cancelPrompt(promptID, reason string) {
-	a.r.answerAgent([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` +
-		strconv.Quote(promptID) + `,"reason":` + strconv.Quote(reason) + `}}`))
+	a.r.answerAgent(cancelled(promptID, reason))
+}
+
+// cancelled is the notification that withdraws the prompt promptID.
+func cancelled(promptID, reason string) []byte {
+	return []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` +
+		strconv.Quote(promptID) + `,"reason":` + strconv.Quote(reason) + `}}`)
 }
 
 // refuse answers a held call with its rejection, and logs it.
@@ -202,17 +208,24 @@ func (a *approvals) refuse(h *heldAsk, o policy.AskOutcome, how string) {
 	a.r.traceRefused(f, rej)
 }
 
-// stop ends every wait at the end of a run (the calls are answered by
-// failInFlight).
+// stop ends every wait at the end of a run: the client is told to close
+// each open prompt (the calls are answered by failInFlight, which
+// flushes).
 func (a *approvals) stop() {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.closed = true
+	ids := make([]string, 0, len(a.byID))
 	for id, h := range a.byID {
 		h.timer.Stop()
-		delete(a.byID, id)
+		ids = append(ids, id)
 	}
+	clear(a.byID)
 	clear(a.byCall)
+	a.mu.Unlock()
+	slices.Sort(ids)
+	for _, id := range ids {
+		a.r.replyToAgent(cancelled(id, "the MCP server is gone"))
+	}
 }
 
 // logApproval writes one line for a held call's wait: asked, allowed.

@@ -757,6 +757,7 @@ func plural(n int, noun string) string {
 
 // failInFlight answers every request still in flight with an error.
 func (r *relay) failInFlight(reason string) {
+	r.approvals.stop() // the prompts of held calls are withdrawn
 	for _, f := range r.pending.close() {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventFailed, Direction: eventlog.Egress,
 			Method: f.call.Method, Tool: f.call.Tool, ID: logID(f.id()), Message: reason})
