@@ -273,14 +273,75 @@ func matchSegs(segs []segment, path []pathElem, isName bool) bool {
 
 var errRewriteCollision = errors.New("canonicalising member names made two of them equal")
 
+// probeFirst is the message size from which rewriteStrings first reads
+// the message without writing it, to find whether any string changes: a
+// copy of a large message that nothing changes is never made. When one
+// does change, the second pass reuses the first change's result, so only
+// the unchanged strings before it are read twice.
+const probeFirst = 1 << 20
+
+// firstChange is what a probe found: the n-th string (counting from 0)
+// changes, as the pipeline decided; shrunk is about how much shorter it
+// gets in the message.
+type firstChange struct {
+	n, shrunk, removed int
+	by, out            string
+	filtered           []Rewrite
+}
+
+// errChanged stops a probe at the first string that changes.
+var errChanged = errors.New("a string changes")
+
 // rewriteStrings re-encodes a message with every string canonicalised.
-// Numbers, literals and unchanged strings keep their exact text.
+// Numbers, literals and unchanged strings keep their exact text. With no
+// rewrite to report, the caller forwards raw and out is not read.
 func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, []Rewrite, error) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(raw))
+	var first *firstChange
+	if len(raw) >= probeFirst {
+		first = &firstChange{n: -1}
+		switch _, _, err := rewriteStringsTo(nil, raw, rules, ef, first); {
+		case err == nil:
+			return raw, nil, nil
+		case err != errChanged:
+			return nil, nil, err
+		}
+	}
 	var out bytes.Buffer
-	out.Grow(len(raw))
-	// Strings that stay are written with their escapes as they came.
-	enc := jsontext.NewEncoder(&out, jsontext.PreserveRawStrings(true))
+	size := len(raw)
+	if first != nil {
+		// A flood refused whole becomes a short stand-in: do not
+		// reserve the message's size for it.
+		size = max(size-first.shrunk, 0)
+	}
+	out.Grow(size)
+	return rewriteStringsTo(&out, raw, rules, ef, first)
+}
+
+// rewriteStringsTo is rewriteStrings writing to out. With out nil it
+// writes nothing, and at the first string that changes it fills first
+// and returns errChanged; with out set, a first filled so is used.
+func rewriteStringsTo(out *bytes.Buffer, raw []byte, rules []*egressRule, ef egressFilter, first *firstChange) ([]byte, []Rewrite, error) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw))
+	// Strings that stay are written with their escapes as they came. A
+	// probe writes nothing (the encoder would buffer every value); the
+	// parser has rejected duplicate names, and a probe stops at the
+	// first name that changes.
+	var enc *jsontext.Encoder
+	if out != nil {
+		enc = jsontext.NewEncoder(out, jsontext.PreserveRawStrings(true))
+	}
+	writeToken := func(t jsontext.Token) error {
+		if enc == nil {
+			return nil
+		}
+		return enc.WriteToken(t)
+	}
+	writeValue := func(v jsontext.Value) error {
+		if enc == nil {
+			return nil
+		}
+		return enc.WriteValue(v)
+	}
 	var rewrites rewriteList
 	var path []pathElem
 	// Each open container: an object (waiting for a name or a value) or an
@@ -299,21 +360,40 @@ func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, [
 	}
 	// canonicalise writes a string token through the egress pipeline and
 	// returns what the client will read.
+	read := -1 // the string tokens read, less one
 	canonicalise := func(tok jsontext.Value, isName bool) (string, error) {
-		s := message.Unquote(tok)
-		routing := len(path) == 1 && path[0].index < 0 && (path[0].name == "jsonrpc" || path[0].name == "id" || path[0].name == "method") && !isName
-		if routing {
-			return s, enc.WriteValue(tok)
-		}
-		mid, applied := egressString(s, rules, path, isName)
-		out, filtered := ef.apply(mid)
-		if !isName {
-			if u, rw := ef.urlMember(path, out); rw != nil {
-				out, filtered = u, append(filtered, *rw)
+		read++
+		var out, applied string
+		var filtered []Rewrite
+		removed := -1 // by the rules and text: -1 when they change nothing
+		if first != nil && first.n == read && enc != nil {
+			out, applied, removed, filtered = first.out, first.by, first.removed, first.filtered
+		} else {
+			s := message.Unquote(tok)
+			routing := len(path) == 1 && path[0].index < 0 && (path[0].name == "jsonrpc" || path[0].name == "id" || path[0].name == "method") && !isName
+			if routing {
+				return s, writeValue(tok)
 			}
-		}
-		if out == s {
-			return s, enc.WriteValue(tok)
+			var mid string
+			mid, applied = egressString(s, rules, path, isName)
+			out, filtered = ef.apply(mid)
+			if !isName {
+				if u, rw := ef.urlMember(path, out); rw != nil {
+					out, filtered = u, append(filtered, *rw)
+				}
+			}
+			if out == s {
+				return s, writeValue(tok)
+			}
+			if mid != s {
+				removed = len(s) - len(mid)
+			}
+			if enc == nil {
+				// The string itself is not kept: it may be most of
+				// the message.
+				*first = firstChange{n: read, shrunk: len(tok) - len(out), by: applied, removed: removed, out: out, filtered: filtered}
+				return out, errChanged
+			}
 		}
 		field := "(more)"
 		if len(rewrites.list) < MaxRewrites {
@@ -323,14 +403,14 @@ func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, [
 			}
 			field = clean(field)
 		}
-		if mid != s {
-			rewrites.add(Rewrite{Field: field, Canonicaliser: applied, Removed: len(s) - len(mid)})
+		if removed >= 0 {
+			rewrites.add(Rewrite{Field: field, Canonicaliser: applied, Removed: removed})
 		}
 		for _, rw := range filtered {
 			rw.Field = field
 			rewrites.add(rw)
 		}
-		return out, enc.WriteToken(jsontext.String(out))
+		return out, writeToken(jsontext.String(out))
 	}
 	for {
 		kind := dec.PeekKind()
@@ -348,7 +428,7 @@ func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, [
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := enc.WriteToken(tok); err != nil {
+			if err := writeToken(tok); err != nil {
 				return nil, nil, err
 			}
 			stack = append(stack, frame{object: kind == '{', wantName: kind == '{'})
@@ -358,7 +438,7 @@ func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, [
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := enc.WriteToken(tok); err != nil {
+			if err := writeToken(tok); err != nil {
 				return nil, nil, err
 			}
 			stack = stack[:n-1]
@@ -395,14 +475,16 @@ func rewriteStrings(raw []byte, rules []*egressRule, ef egressFilter) ([]byte, [
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := enc.WriteValue(v); err != nil {
+			if err := writeValue(v); err != nil {
 				return nil, nil, err
 			}
 			afterValue()
 		}
 	}
-	b := out.Bytes()
-	return bytes.TrimRight(b, "\n"), rewrites.records(), nil
+	if out == nil {
+		return nil, nil, nil
+	}
+	return bytes.TrimRight(out.Bytes(), "\n"), rewrites.records(), nil
 }
 
 // egressString is the pipeline every string from the server goes
