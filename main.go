@@ -335,6 +335,7 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 		Stderr:           c.stderr,
 		RawStderr:        ctx.Bool("raw-stderr"),
 		Reload:           func() (*policy.Policy, error) { return loadPolicy(ctx.String("policy"), ctx.String("mode")) },
+		BoundMemory:      true,
 	}), nil
 }
 

@@ -31,17 +31,17 @@ func peakRSS(t *testing.T, pid int) int64 {
 }
 
 // TestBudgetsHostileFloods: for each hostile shape of result (short
-// strings that each lose an escape, plain short strings), mcpguard's peak
-// memory stays within 3x the message + 64 MiB, the reply arrives, and the
-// session serves the next call. Each shape gets its own process, since
-// VmHWM only grows. (The testserver's style, markdown and label floods
-// are not yet within this budget.)
+// strings that each lose an escape, plain short strings, a <style> of
+// unclosed url(, unclosed markdown image destinations and labels),
+// mcpguard's peak memory stays within 3x the message + 64 MiB, the reply
+// arrives, and the session serves the next call. Each shape gets its own
+// process, since VmHWM only grows.
 func TestBudgetsHostileFloods(t *testing.T) {
 	size := 32 << 20
 	if testing.Short() {
 		size = 8 << 20
 	}
-	for _, shape := range []string{"escapes", "plain"} {
+	for _, shape := range []string{"escapes", "plain", "style", "markdown", "label"} {
 		t.Run(shape, func(t *testing.T) {
 			p := startGuardedRaw(t, nil, testserverBin)
 			p.initialize()

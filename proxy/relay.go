@@ -59,6 +59,10 @@ type Config struct {
 	// with the run's --mode): SIGHUP then reloads instead of reaching the
 	// server (see relay.reload).
 	Reload func() (*policy.Policy, error)
+	// BoundMemory sets the process's soft memory limit to 3x the largest
+	// message + 64 MiB as messages come (see memoryBudget): for the
+	// mcpguard process, not a test that runs relays in its own.
+	BoundMemory bool
 }
 
 // ServerName is the name a run is logged under: the policy's server, else
@@ -86,6 +90,7 @@ type relay struct {
 	tools      *toolsFetch
 	// approvals holds the calls that wait for the user (action: ask).
 	approvals *approvals
+	memory    *memoryBudget
 	// labelWarned: the warning that labels cannot be shared was logged.
 	labelWarned atomic.Bool
 
@@ -203,6 +208,7 @@ func serve(cfg Config, server *downstream, reloads <-chan struct{}, reloaded fun
 		toAgent:    newLineWriter(cfg.Stdout),
 		toServer:   newLineWriter(server.stdin),
 		tel:        cfg.Telemetry,
+		memory:     newMemoryBudget(cfg.BoundMemory),
 	}
 	r.tools = newToolsFetch(r, cfg.ToolsListTimeout)
 	defer r.tools.stop()
@@ -279,6 +285,7 @@ func (r *relay) ingress() {
 			batches.done()
 		}
 		line, err := lines.next()
+		r.memory.read(len(line))
 		switch {
 		case err == errTooLong:
 			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: message.SniffIDPrefix(lines.prefix),
@@ -511,6 +518,7 @@ func (r *relay) egress() {
 			batches.done()
 		}
 		line, err := lines.next()
+		r.memory.read(len(line))
 		switch {
 		case err == errTooLong:
 			r.dropFromServer(message.SniffIDPrefix(lines.prefix), "message longer than "+strconv.Itoa(r.cfg.MaxResponseBytes)+" bytes")
