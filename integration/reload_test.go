@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,17 +68,7 @@ func TestReloadDuringTraffic(t *testing.T) {
 	p := startGuardedRaw(t, &guardOpts{Policy: polFile, Log: logFile}, npmServer(t, "mcp-server-filesystem"), root)
 	p.initialize()
 
-	reloads := func() []map[string]any {
-		data, _ := os.ReadFile(logFile)
-		var out []map[string]any
-		for line := range strings.Lines(string(data)) {
-			var ev map[string]any
-			if json.Unmarshal([]byte(line), &ev) == nil && ev["event"] == "reload" {
-				out = append(out, ev)
-			}
-		}
-		return out
-	}
+	reloads := func() []map[string]any { return reloadEvents(logFile) }
 	hup := func(want int) map[string]any {
 		t.Helper()
 		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
@@ -278,4 +269,61 @@ func TestRateLimitSDK(t *testing.T) {
 	if !strings.Contains(string(data), `"error_code":"OP_RATE_LIMITED"`) || !strings.Contains(string(data), `"retry_after_s":`) {
 		t.Fatalf("no log line for the refusal:\n%s", data)
 	}
+}
+
+// TestReloadLock: a server updated since it was pinned has its changed
+// tool withheld; `mcpguard pin` accepts the update and SIGHUP puts the
+// new lock in force in the running session: the tool is callable at
+// once, without a restart of the agent or a new tools/list.
+func TestReloadLock(t *testing.T) {
+	t.Parallel()
+	policyFile, lockFile := pinnedPolicy(t, "", testserverBin, "-pinnable")
+	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+	cs := connectGuarded(t, &guardOpts{Policy: policyFile, Log: logFile}, testserverBin, "-pulled")
+	if l := listAll(t, cs); slices.Contains(l.tools, "echo") {
+		t.Fatalf("the updated echo is listed under the old lock: %v", l.tools)
+	}
+	if code := pinCallRejected(t, cs, "echo"); code != codeChanged {
+		t.Fatalf("echo under the old lock: %q", code)
+	}
+	if out, status := runGuardCmd(t, "pin", "--lock", lockFile, "--", testserverBin, "-pulled"); status != 0 {
+		t.Fatalf("pin the update: status %d\n%s", status, out)
+	}
+	var start struct {
+		PID int `json:"pid"`
+	}
+	data, err := os.ReadFile(logFile)
+	if err != nil || json.Unmarshal(data[:strings.IndexByte(string(data), '\n')], &start) != nil || start.PID == 0 {
+		t.Fatalf("no pid in the log's first line: %v\n%s", err, data)
+	}
+	if err := syscall.Kill(start.PID, syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(reloadEvents(logFile)) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no reload line in the log")
+		}
+	}
+	if ev := reloadEvents(logFile)[0]; ev["level"] != "info" {
+		t.Fatalf("reload: %v", ev)
+	}
+	if got := callText(t, cs, "echo", map[string]any{"text": "hi"}); got != "hi" {
+		t.Fatalf("echo after the reload: %q", got)
+	}
+	if code := pinCallRejected(t, cs, "slow"); code != codeUnpinned {
+		t.Fatalf("slow, renamed slow_v2 in the new lock: %q", code)
+	}
+}
+
+// reloadEvents returns the reload lines of a decision log.
+func reloadEvents(logFile string) []map[string]any {
+	data, _ := os.ReadFile(logFile)
+	var out []map[string]any
+	for line := range strings.Lines(string(data)) {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) == nil && ev["event"] == "reload" {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
