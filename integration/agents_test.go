@@ -261,29 +261,11 @@ type toolResult struct {
 func newFakeModel(t *testing.T, tool, input string) *fakeModel {
 	m := &fakeModel{}
 	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
-			w.WriteHeader(http.StatusNotFound)
+		req, ok := readModelRequest(w, r)
+		if !ok {
 			return
 		}
-		var req struct {
-			Stream   bool `json:"stream"`
-			Messages []struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-			Tools []struct {
-				Name string `json:"name"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(body, &req); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		offered := slices.ContainsFunc(req.Tools, func(x struct {
-			Name string `json:"name"`
-		}) bool {
-			return x.Name == tool
-		})
+		offered := req.offers(tool)
 		if res := lastToolResult(req.Messages[len(req.Messages)-1].Content); res != nil {
 			m.mu.Lock()
 			m.result = res
@@ -300,6 +282,43 @@ func newFakeModel(t *testing.T, tool, input string) *fakeModel {
 	}))
 	t.Cleanup(m.Close)
 	return m
+}
+
+// modelRequest is a Messages API request as the stand-ins read it.
+type modelRequest struct {
+	Stream   bool `json:"stream"`
+	Messages []struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+// readModelRequest reads a POST to /v1/messages; it answers anything else
+// itself (404, or 400 when the body is not such a request).
+func readModelRequest(w http.ResponseWriter, r *http.Request) (*modelRequest, bool) {
+	body, _ := io.ReadAll(r.Body)
+	if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
+		w.WriteHeader(http.StatusNotFound)
+		return nil, false
+	}
+	var req modelRequest
+	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
+		w.WriteHeader(http.StatusBadRequest)
+		return nil, false
+	}
+	return &req, true
+}
+
+// offers reports whether the request offers the model the tool.
+func (q *modelRequest) offers(tool string) bool {
+	for _, x := range q.Tools {
+		if x.Name == tool {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *fakeModel) toolResult(t *testing.T) toolResult {

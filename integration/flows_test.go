@@ -2,7 +2,6 @@ package integration
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -40,30 +39,9 @@ type scriptedCall struct{ tool, input string }
 func newScriptedModel(t *testing.T, script ...scriptedCall) *scriptedModel {
 	m := &scriptedModel{}
 	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
-			w.WriteHeader(http.StatusNotFound)
+		req, ok := readModelRequest(w, r)
+		if !ok {
 			return
-		}
-		var req struct {
-			Stream   bool `json:"stream"`
-			Messages []struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-			Tools []struct {
-				Name string `json:"name"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(body, &req); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		offers := func(name string) bool {
-			return slices.ContainsFunc(req.Tools, func(x struct {
-				Name string `json:"name"`
-			}) bool {
-				return x.Name == name
-			})
 		}
 		var results []toolResult
 		for _, msg := range req.Messages {
@@ -76,7 +54,7 @@ func newScriptedModel(t *testing.T, script ...scriptedCall) *scriptedModel {
 			m.results = results
 		}
 		m.mu.Unlock()
-		if n := len(results); n < len(script) && offers(script[0].tool) {
+		if n := len(results); n < len(script) && req.offers(script[0].tool) {
 			c := script[n]
 			writeMessage(w, req.Stream, `{"type":"tool_use","id":"toolu_0`+string(rune('1'+n))+`","name":`+quoteJSON(c.tool)+`,"input":{}}`,
 				`{"type":"input_json_delta","partial_json":`+quoteJSON(c.input)+`}`, "tool_use")

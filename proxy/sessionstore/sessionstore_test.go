@@ -271,3 +271,28 @@ func TestParentKey(t *testing.T) {
 		t.Fatalf("parseName(%q) = %+v", a.file(), k)
 	}
 }
+
+// FuzzHeld: whatever a session file holds (torn lines, other processes'
+// garbage, a hostile process's flood), reading it never panics, yields at
+// most one event per known label, and only labels that are known.
+func FuzzHeld(f *testing.F) {
+	f.Add([]byte(`{"label":"private","server":"fs","tool":"read"}` + "\n"))
+	f.Add([]byte(`{"label":"private"}` + "\n" + `{"label":"private","server":"second"}` + "\n"))
+	f.Add([]byte(`{"label":"untrusted","server":"half`))
+	f.Add([]byte("\n\n{\"label\":\"exfiltrates\"}\n{\"label\":\"root\"}\n"))
+	f.Add([]byte(`{"label":"private","label":"untrusted"}` + "\n"))
+	f.Add([]byte(`{"label":"pr\u0069vate"}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		events := held(data)
+		if len(events) > 3 {
+			t.Fatalf("%d events", len(events))
+		}
+		seen := map[policy.Label]bool{}
+		for _, e := range events {
+			if !known(e.Label) || seen[e.Label] {
+				t.Fatalf("event %+v", e)
+			}
+			seen[e.Label] = true
+		}
+	})
+}
