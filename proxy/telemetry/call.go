@@ -210,6 +210,11 @@ func (e *Exporter) span(c *Call) {
 	if c.tool != "" {
 		name += " " + c.tool // the semantic conventions' "{mcp.method.name} {target}"
 	}
+	_, span := e.tracer.Start(context.Background(), name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(c.start))
+	if !span.IsRecording() {
+		span.End() // sampled out (OTEL_TRACES_SAMPLER): nothing more to build
+		return
+	}
 	attrs := make([]attribute.KeyValue, 0, 14)
 	attrs = append(attrs,
 		keyServer.String(e.cfg.Server),
@@ -228,18 +233,17 @@ func (e *Exporter) span(c *Call) {
 	if c.outcome == Replied {
 		attrs = append(attrs, keyResponseSize.Int(c.respSize), keyEgress.Float64(c.egress.Seconds()), keyRewrites.Int(c.rewrites))
 	}
-	_, span := e.tracer.Start(context.Background(), name, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithTimestamp(c.start), trace.WithAttributes(attrs...))
+	switch c.outcome {
+	case Rejected:
+		attrs = append(attrs, semconv.ErrorTypeKey.String(c.code))
+		span.SetStatus(codes.Error, c.code)
+	case Failed:
+		attrs = append(attrs, semconv.ErrorTypeKey.String(string(Failed)))
+		span.SetStatus(codes.Error, string(Failed))
+	}
+	span.SetAttributes(attrs...)
 	for _, canon := range c.canonical {
 		span.AddEvent(eventRewrite, trace.WithAttributes(keyCanonicaliser.String(canon)), trace.WithTimestamp(c.end))
-	}
-	switch {
-	case c.outcome == Rejected:
-		span.SetAttributes(semconv.ErrorTypeKey.String(c.code))
-		span.SetStatus(codes.Error, c.code)
-	case c.outcome == Failed:
-		span.SetAttributes(semconv.ErrorTypeKey.String(string(Failed)))
-		span.SetStatus(codes.Error, string(Failed))
 	}
 	span.End(trace.WithTimestamp(c.end))
 }

@@ -102,6 +102,50 @@ func TestSpansAndMetrics(t *testing.T) {
 	}
 }
 
+// A sampler that drops every trace drops spans only: the metrics still
+// count every call.
+func TestSampledOutKeepsMetrics(t *testing.T) {
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
+	t.Setenv("OTEL_TRACES_SAMPLER", "always_off")
+	spans := tracetest.NewInMemoryExporter()
+	reader := sdkmetric.NewManualReader()
+	e, err := start(Config{Server: "fs"}, spans, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		c := e.Begin(time.Now(), policy.Call{Method: "tools/call", Tool: "echo"}, 10)
+		c.Judged(eventlog.ActionNone, "", "")
+		e.End(c, Replied)
+	}
+	var total int64
+	waitFor(t, "three decisions", func() bool {
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		total = 0
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if m.Name == "mcpguard.decisions" {
+					for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+						total += dp.Value
+					}
+				}
+			}
+		}
+		return total == 3
+	})
+	waitFor(t, "the span stage", func() bool { return len(e.spans) == 0 })
+	if err := e.tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := spans.GetSpans(); len(got) != 0 {
+		t.Errorf("%d spans exported under always_off", len(got))
+	}
+	e.Shutdown()
+}
+
 func checkAttrs(t *testing.T, attrs []attribute.KeyValue, want map[attribute.Key]string) {
 	t.Helper()
 	have := map[attribute.Key]string{}
