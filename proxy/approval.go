@@ -104,8 +104,12 @@ func (a *approvals) hold(key message.Key, m *message.Message, v policy.Verdict) 
 	}
 	a.mu.Lock()
 	if a.closed || len(a.byID) >= maxHeldAsks {
+		why := "too many calls wait for the user's approval"
+		if a.closed {
+			why = "the MCP server is gone"
+		}
 		a.mu.Unlock()
-		a.refuse(h, policy.AskDenied, "too many calls wait for the user's approval")
+		a.refuse(h, policy.AskDenied, why)
 		return
 	}
 	a.seq++
