@@ -284,7 +284,7 @@ func TestOTelExportToCollector(t *testing.T) {
 	if err := os.WriteFile(pol, []byte(`version: 1
 server: otel-test
 tools:
-  crash: deny
+  ask_roots: deny
 ingress:
   - tools: [echo]
     fields: [text]
@@ -319,10 +319,16 @@ ingress:
 		if m, _ := p.expect("4", 30*time.Second); !strings.Contains(string(m.raw), "INPUT_REJECTED_PLANTED") {
 			t.Fatalf("the planted rejection did not happen: %s", m.raw)
 		}
-		p.sendWait(callLine(5, "crash", nil))
+		p.sendWait(callLine(5, "ask_roots", nil))
 		p.expect("5", 30*time.Second)
-		if status, err := p.closeAndWait(20 * time.Second); err != nil || status != 0 {
-			t.Fatalf("mcpguard exit: %d, %v\n%s", status, err, p.stderr.String())
+		// The server dies with the call in flight: mcpguard answers it
+		// with an error, and its span says it failed.
+		p.sendWait(callLine(6, "crash", map[string]any{"code": 3}))
+		if m, _ := p.expect("6", 30*time.Second); m.Error == nil {
+			t.Fatalf("a call in flight when the server died: %s", m.raw)
+		}
+		if status, err := p.closeAndWait(20 * time.Second); err != nil || status != 3 {
+			t.Fatalf("mcpguard exit: %d, %v, want the server's 3\n%s", status, err, p.stderr.String())
 		}
 	}
 
@@ -331,7 +337,7 @@ ingress:
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		d = readOTLP(t, col.out)
-		if len(d.spans) >= 12 && len(d.metrics["mcpguard.decisions"]) > 0 || time.Now().After(deadline) {
+		if len(d.spans) >= 14 && len(d.metrics["mcpguard.decisions"]) > 0 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -361,7 +367,7 @@ ingress:
 			t.Errorf("%s: resource %v, want service.name mcpguard and OTEL_RESOURCE_ATTRIBUTES", proto, s.Resource)
 		}
 	}
-	for code, rule := range map[string]string{"INPUT_REJECTED_PLANTED": "ingress[0]", "INPUT_REJECTED_TOOL_DENIED": "tools.crash"} {
+	for code, rule := range map[string]string{"INPUT_REJECTED_PLANTED": "ingress[0]", "INPUT_REJECTED_TOOL_DENIED": "tools.ask_roots"} {
 		rej := d.find(map[string]string{"mcpguard.decision.code": code})
 		if len(rej) != 2 {
 			t.Errorf("%d spans with code %s, want one per protocol", len(rej), code)
@@ -377,6 +383,10 @@ ingress:
 	if len(hostile) != 2 || hostile[0].Attrs["mcpguard.egress.rewrites"] == "0" || len(hostile[0].Events) == 0 {
 		t.Errorf("hostile spans %+v: want rewrites counted and mcpguard.rewrite events", hostile)
 	}
+	if failed := d.find(map[string]string{"gen_ai.tool.name": "crash"}); len(failed) != 2 ||
+		failed[0].Attrs["mcpguard.outcome"] != "failed" || failed[0].Attrs["error.type"] != "failed" || failed[0].Status != 2 {
+		t.Errorf("crash spans %+v: want outcome failed, error status", failed)
+	}
 	if init := d.find(map[string]string{"mcp.method.name": "initialize"}); len(init) != 2 {
 		t.Errorf("%d initialize spans, want one per run: every judged request is a span", len(init))
 	}
@@ -390,7 +400,7 @@ ingress:
 		decisions[dp["mcpguard.decision.action"]+" "+dp["gen_ai.tool.name"]+" "+dp["mcpguard.decision.code"]] += n
 	}
 	for key, want := range map[string]int{
-		"allowed echo ": 4, "rejected echo INPUT_REJECTED_PLANTED": 2, "rejected crash INPUT_REJECTED_TOOL_DENIED": 2, "rewritten hostile ": 2,
+		"allowed echo ": 4, "rejected echo INPUT_REJECTED_PLANTED": 2, "rejected ask_roots INPUT_REJECTED_TOOL_DENIED": 2, "allowed crash ": 2, "rewritten hostile ": 2,
 	} {
 		if decisions[key] != want {
 			t.Errorf("mcpguard.decisions{%s} = %d, want %d (all: %v)", key, decisions[key], want, decisions)
