@@ -130,6 +130,7 @@ func (c *command) app() *cli.App {
 			Value: &byteSize{int(eventlog.DefaultRotation.MaxBytes)}, DefaultText: formatSize(int(eventlog.DefaultRotation.MaxBytes))},
 		&cli.IntFlag{Name: "log-backups", Usage: "rotated log files kept (FILE.1 is the newest)", Value: eventlog.DefaultRotation.Backups},
 		&cli.StringFlag{Name: "mode", Usage: "override the policy's mode: enforce or audit"},
+		&cli.StringFlag{Name: "server-name", Usage: "the `NAME` the log records this server under (default: the policy's server:, else the command's base name)"},
 		&cli.GenericFlag{Name: "max-message-bytes", Usage: "size limit for messages in both directions, overriding the two below (bytes, or 8MiB, 512KiB)",
 			Value: &byteSize{}, DefaultText: "unset"},
 		&cli.GenericFlag{Name: "max-request-bytes", Usage: "size limit for a message from the agent", Value: &byteSize{proxy.DefaultMaxRequestBytes},
@@ -285,6 +286,7 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 	if err != nil {
 		return 2, err
 	}
+	pol = withServerName(pol, ctx.String("server-name"))
 	maxReq, maxResp := sizeValue(ctx, "max-request-bytes"), sizeValue(ctx, "max-response-bytes")
 	if n := sizeValue(ctx, "max-message-bytes"); n > 0 {
 		maxReq, maxResp = n, n
@@ -334,8 +336,14 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 		Stdout:           c.stdout,
 		Stderr:           c.stderr,
 		RawStderr:        ctx.Bool("raw-stderr"),
-		Reload:           func() (*policy.Policy, error) { return loadPolicy(ctx.String("policy"), ctx.String("mode")) },
-		BoundMemory:      true,
+		Reload: func() (*policy.Policy, error) {
+			p, err := loadPolicy(ctx.String("policy"), ctx.String("mode"))
+			if err != nil {
+				return nil, err
+			}
+			return withServerName(p, ctx.String("server-name")), nil
+		},
+		BoundMemory: true,
 	}), nil
 }
 
@@ -364,6 +372,18 @@ func loadPolicy(path, mode string) (*policy.Policy, error) {
 		return nil, errors.New("--mode must be enforce or audit")
 	}
 	return pol, nil
+}
+
+// withServerName sets the name the log records the run's server under
+// (--server-name) over the policy's server:. wrap gives each entry
+// guarded by the baseline its own name, so that its rejections count
+// apart from those of other entries started by the same launcher (npx).
+// p is the run's own policy, fresh from loadPolicy.
+func withServerName(p *policy.Policy, name string) *policy.Policy {
+	if name != "" {
+		p.Server = name
+	}
+	return p
 }
 
 // check is `mcpguard check`: "PATH: ok" on stdout for each policy file

@@ -331,3 +331,23 @@ func TestWrapVSCodeWorkspaceEntry(t *testing.T) {
 		t.Errorf("unwrap did not restore the file:\n%s", got)
 	}
 }
+
+// TestServerNameFlag: --server-name, which wrap writes into an entry
+// guarded by the baseline, is the name the log records the server under
+// (so that status counts each entry's rejections apart), over the
+// command's base name.
+func TestServerNameFlag(t *testing.T) {
+	t.Parallel()
+	logFile := filepath.Join(t.TempDir(), "mcpguard.log")
+	cs := connect(t, nil, guardArgv(t, &guardOpts{Log: logFile, Args: []string{"--server-name", "cursor-notes"}}, testserverBin)...)
+	token := "ghp_" + strings.Repeat("R2d2C3po", 4) + "1234"
+	callRejected(t, cs, "echo", map[string]any{"text": token}, "INPUT_REJECTED_SECRET")
+	cs.Close()
+	log, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(log, []byte(`"server":"cursor-notes"`)) || bytes.Contains(log, []byte(`"server":"testserver"`)) {
+		t.Errorf("the log does not record the server as cursor-notes:\n%s", log)
+	}
+}

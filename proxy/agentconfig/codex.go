@@ -120,17 +120,13 @@ func (c *Config) tomlEntry(s *Server) (*tomlEntry, error) {
 
 // guardTOML is guard for Codex: command becomes exe and args gains
 // [--policy P] -- and the original command's bytes in front.
-func (c *Config) guardTOML(s *Server, exe, policy string) error {
+func (c *Config) guardTOML(s *Server, exe, policy, name string) error {
 	e, err := c.tomlEntry(s)
 	if err != nil {
 		return err
 	}
 	src := c.Bytes()
-	words := [][]byte{}
-	if policy != "" {
-		words = append(words, quote("--policy"), quote(policy))
-	}
-	words = append(words, quote("--"), src[e.cmd[0]:e.cmd[1]])
+	words := append(ownWords(policy, name), quote("--"), src[e.cmd[0]:e.cmd[1]])
 	prefix := bytes.Join(words, []byte(", "))
 	edits := []tomlEdit{{e.cmd[0], e.cmd[1], quote(exe)}}
 	switch {

@@ -30,7 +30,7 @@ func FuzzCodexEdits(f *testing.F) {
 			if s.Kind != Unguarded {
 				continue
 			}
-			if err := c.guardTOML(s, testExe, ""); err != nil {
+			if err := c.guardTOML(s, testExe, "", ""); err != nil {
 				continue
 			}
 			before[s.Name] = s.Argv

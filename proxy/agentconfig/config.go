@@ -287,9 +287,13 @@ func splitGuardArgs(args []string) (own, server []string, ok bool) {
 }
 
 // policyFlag returns the value of --policy (or -policy, =VALUE forms).
-func policyFlag(own []string) string {
+func policyFlag(own []string) string { return flagValue(own, "policy") }
+
+// flagValue returns the value of mcpguard's flag --name (or -name, =VALUE
+// forms) among own.
+func flagValue(own []string, name string) string {
 	for i, a := range own {
-		for _, f := range []string{"--policy", "-policy"} {
+		for _, f := range []string{"--" + name, "-" + name} {
 			if a == f && i+1 < len(own) {
 				return own[i+1]
 			}

@@ -21,15 +21,15 @@ import (
 // guard rewrites the entry at s.Pointer to run exe [--policy policy] --
 // followed by the original command and args. The original command's
 // bytes are moved into args unchanged (escapes and all).
-func (c *Config) guard(s *Server, exe, policy string) error {
+func (c *Config) guard(s *Server, exe, policy, name string) error {
 	if c.Shape == CommandArray {
-		return c.guardArray(s, exe, policy)
+		return c.guardArray(s, exe, policy, name)
 	}
 	if c.Format == "toml" {
-		return c.guardTOML(s, exe, policy)
+		return c.guardTOML(s, exe, policy, name)
 	}
 	if c.Format == "yaml" {
-		return c.guardYAML(s, exe, policy)
+		return c.guardYAML(s, exe, policy, name)
 	}
 	obj, err := c.entry(s.Pointer)
 	if err != nil {
@@ -40,11 +40,7 @@ func (c *Config) guard(s *Server, exe, policy string) error {
 	if cmd < 0 {
 		return errors.New("no " + cmdKey)
 	}
-	prefix := [][]byte{}
-	if policy != "" {
-		prefix = append(prefix, quote("--policy"), quote(policy))
-	}
-	prefix = append(prefix, quote("--"), slices.Clone(obj.Members[cmd].Value.Value.(hujson.Literal)))
+	prefix := append(ownWords(policy, name), quote("--"), slices.Clone(obj.Members[cmd].Value.Value.(hujson.Literal)))
 
 	ops := []patchOp{{Op: "replace", Path: s.Pointer + "/" + cmdKey, Value: quote(exe)}}
 	ai := member(obj, "args")
@@ -249,16 +245,12 @@ func (c *Config) commandArray(ptr string) (arr *hujson.Array, lead, sep, after h
 
 // guardArray is guard for opencode's shape: exe [--policy P] -- go in
 // front of the command array, separated as its elements are.
-func (c *Config) guardArray(s *Server, exe, policy string) error {
+func (c *Config) guardArray(s *Server, exe, policy, name string) error {
 	_, lead, sep, after, err := c.commandArray(s.Pointer)
 	if err != nil {
 		return err
 	}
-	prefix := [][]byte{quote(exe)}
-	if policy != "" {
-		prefix = append(prefix, quote("--policy"), quote(policy))
-	}
-	prefix = append(prefix, quote("--"))
+	prefix := append(append([][]byte{quote(exe)}, ownWords(policy, name)...), quote("--"))
 	var ops []patchOp
 	for i := len(prefix) - 1; i >= 0; i-- {
 		ops = append(ops, patchOp{Op: "add", Path: s.Pointer + "/command/0", Value: prefix[i]})
@@ -318,6 +310,20 @@ func dashIndex(arr *hujson.Array) int {
 		}
 	}
 	return -1
+}
+
+// ownWords are mcpguard's words before "--" in a wrapped entry, as JSON
+// strings: --policy P, or, for an entry guarded by the baseline,
+// --server-name NAME (the entry's name, so that its rejections count
+// apart from other entries run by the same launcher).
+func ownWords(policy, name string) [][]byte {
+	switch {
+	case policy != "":
+		return [][]byte{quote("--policy"), quote(policy)}
+	case name != "":
+		return [][]byte{quote("--server-name"), quote(name)}
+	}
+	return nil
 }
 
 // cmdKey is the member of the entry at s.Pointer that holds the program.

@@ -55,11 +55,11 @@ func FuzzWrapRoundTrip(f *testing.F) {
 			// Both ways to a guarded entry with a policy: at once, or the
 			// baseline first and the policy added by a later wrap.
 			if len(src)%2 == 0 {
-				if err := c.guard(s, testExe, "/p/policy.yaml"); err != nil {
+				if err := c.guard(s, testExe, "/p/policy.yaml", ""); err != nil {
 					t.Fatalf("guard %s: %v", s.Pointer, err)
 				}
 			} else {
-				if err := c.guard(s, testExe, ""); err != nil {
+				if err := c.guard(s, testExe, "", ""); err != nil {
 					t.Fatalf("guard %s: %v", s.Pointer, err)
 				}
 				if err := c.addPolicy(s, "/p/policy.yaml"); err != nil {

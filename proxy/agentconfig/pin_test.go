@@ -61,15 +61,15 @@ func TestWrapPinVersions(t *testing.T) {
 	got, _ := os.ReadFile(config)
 	want := strings.NewReplacer(
 		`"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"]`,
-		`"command": "`+testExe+`", "args": ["--", "npx", "-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "/srv"]`,
+		`"command": "`+testExe+`", "args": ["--server-name", "cursor-fs", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "/srv"]`,
 		`"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]`,
-		`"command": "`+testExe+`", "args": ["--", "npx", "-y", "@modelcontextprotocol/server-memory"]`,
+		`"command": "`+testExe+`", "args": ["--server-name", "cursor-memory", "--", "npx", "-y", "@modelcontextprotocol/server-memory"]`,
 		`"command": "npx", "args": ["mcp-two"]`,
-		`"command": "`+testExe+`", "args": ["--", "npx", "mcp-two"]`,
+		`"command": "`+testExe+`", "args": ["--server-name", "cursor-two", "--", "npx", "mcp-two"]`,
 		`"command": "npx", "args": ["-y", "mcp-never-installed"]`,
-		`"command": "`+testExe+`", "args": ["--", "npx", "-y", "mcp-never-installed"]`,
+		`"command": "`+testExe+`", "args": ["--server-name", "cursor-never", "--", "npx", "-y", "mcp-never-installed"]`,
 		`"command": "npx", "args": ["-y", "mcp-pinned@3.2.1"]`,
-		`"command": "`+testExe+`", "args": ["--", "npx", "-y", "mcp-pinned@3.2.1"]`,
+		`"command": "`+testExe+`", "args": ["--server-name", "cursor-pinned", "--", "npx", "-y", "mcp-pinned@3.2.1"]`,
 	).Replace(orig)
 	if string(got) != want {
 		t.Fatalf("wrapped:\n%s\nwant:\n%s\n%s", got, want, out.String())

@@ -197,6 +197,9 @@ func LockState(s Server) string {
 // policy's server: when the policy loads and names one, else the base
 // name of its command (what mcpguard itself writes).
 func LogName(s Server) string {
+	if n := flagValue(s.Own, "server-name"); n != "" {
+		return n
+	}
 	if s.Policy != "" {
 		if p, err := policy.LoadFileWithoutLock(s.Policy); err == nil && p.Server != "" {
 			return p.Server

@@ -216,7 +216,7 @@ func (o *Options) edit(c *Config, s *Server, wrap bool) Outcome {
 		return outcome("skipped", "mcpguard runs through "+s.Launcher+": unwrap it by hand", false)
 	}
 	if wrap && s.Kind == Guarded {
-		if s.Policy == "" && len(s.Own) == 0 && len(s.Argv) > 0 && o.Policies.Dir != "" && c.Shape != CommandArray && c.Format == "json" {
+		if s.Policy == "" && (len(s.Own) == 0 || len(s.Own) == 2 && s.Own[0] == "--server-name") && len(s.Argv) > 0 && o.Policies.Dir != "" && c.Shape != CommandArray && c.Format == "json" {
 			return o.givePolicy(c, s)
 		}
 		return outcome("guarded", "already; "+policyLabel(s.Policy), false)
@@ -238,7 +238,11 @@ func (o *Options) edit(c *Config, s *Server, wrap bool) Outcome {
 	if perr != nil && pl.note == "" {
 		return outcome("error", "policy: "+perr.Error()+"; not wrapped", true)
 	}
-	if err := c.guard(s, o.Exe, pl.path); err != nil {
+	name := ""
+	if pl.path == "" {
+		name = strings.TrimSuffix(policyFileName(c.Client, c, s), ".yaml")
+	}
+	if err := c.guard(s, o.Exe, pl.path, name); err != nil {
 		return outcome("error", err.Error(), true)
 	}
 	detail := policyLabel(pl.path)

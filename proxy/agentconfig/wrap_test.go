@@ -239,6 +239,7 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 	}
 	wrapped := snapshot(t, home, orig)
 	wrappedCount := 0
+	names := map[string]bool{}
 	for _, l := range locs {
 		if l.Unsupported != "" {
 			if !bytes.Equal(wrapped[rel(home, l.Path)], orig[rel(home, l.Path)]) {
@@ -255,7 +256,14 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 				}
 				continue
 			}
-			want := append([]string{testExe, "--"}, argv...)
+			// The baseline guards it, under the entry's own name in the
+			// log (--server-name CLIENT[-PROJECT-HASH]-NAME).
+			if len(got) < 3 || got[1] != "--server-name" || names[got[2]] {
+				t.Errorf("%s %s: got %q, want --server-name and a name no other entry has", l.Path, ptr, got)
+				continue
+			}
+			names[got[2]] = true
+			want := append([]string{testExe, "--server-name", got[2], "--"}, argv...)
 			if !slices.Equal(got, want) {
 				t.Errorf("%s %s: got %q, want %q", l.Path, ptr, got, want)
 			}
@@ -711,8 +719,8 @@ func TestWrapAddsAPolicyToBaselineEntries(t *testing.T) {
 		t.Fatalf("wrap failed\n%s", errw.String())
 	}
 	b, _ := os.ReadFile(filepath.Join(home, ".cursor", "mcp.json"))
-	want := strings.Replace(string(baseline[".cursor/mcp.json"]), "        \"--\",\n",
-		"        \"--policy\",\n        \""+filepath.Join(home, "pol", "cursor-notes.yaml")+"\",\n        \"--\",\n", 1)
+	want := strings.Replace(string(baseline[".cursor/mcp.json"]), "        \"--server-name\",\n",
+		"        \"--policy\",\n        \""+filepath.Join(home, "pol", "cursor-notes.yaml")+"\",\n        \"--server-name\",\n", 1)
 	if string(b) != want {
 		t.Errorf("cursor after adding the policy:\n%s\nwant:\n%s", b, want)
 	}
@@ -968,7 +976,7 @@ func TestCodexEdgeEntries(t *testing.T) {
 		t.Fatalf("wrap failed\n%s%s", out.String(), errw.String())
 	}
 	b, _ := os.ReadFile(p)
-	want := strings.Replace(orig, "command = \"node\"", "command = \""+testExe+"\"\nargs = [\"--\", \"node\"]", 1)
+	want := strings.Replace(orig, "command = \"node\"", "command = \""+testExe+"\"\nargs = [\"--server-name\", \"codex-last\", \"--\", \"node\"]", 1)
 	if string(b) != want || strings.Count(out.String(), "inline table or with dotted keys") != 2 {
 		t.Errorf("wrapped:\n%s\nwant:\n%s\nreport:\n%s", b, want, out.String())
 	}
@@ -1005,5 +1013,23 @@ func TestLocateClaudeConfigDir(t *testing.T) {
 	}
 	if want := []string{filepath.Join(dir, ".claude.json"), filepath.Join(project, ".mcp.json")}; !slices.Equal(paths, want) {
 		t.Errorf("Locate: %q, want %q", paths, want)
+	}
+}
+
+// TestLogNameOfBaselineEntries: an entry wrap guarded with the baseline
+// carries --server-name, and status counts its rejections under that
+// name, apart from other entries run by the same launcher.
+func TestLogNameOfBaselineEntries(t *testing.T) {
+	for _, tc := range []struct {
+		s    Server
+		want string
+	}{
+		{Server{Own: []string{"--server-name", "cursor-notes"}, Argv: []string{"npx", "a"}}, "cursor-notes"},
+		{Server{Own: []string{"--server-name=cursor-b"}, Argv: []string{"npx", "b"}}, "cursor-b"},
+		{Server{Argv: []string{"npx", "c"}}, "npx"},
+	} {
+		if got := LogName(tc.s); got != tc.want {
+			t.Errorf("LogName(%q) = %q, want %q", tc.s.Own, got, tc.want)
+		}
 	}
 }

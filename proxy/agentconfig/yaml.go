@@ -312,17 +312,13 @@ func (c *Config) yamlEntry(s *Server) (*yamlEntry, error) {
 // args gains [--policy P] -- and the original command's bytes in front,
 // in the sequence's own style (a new flow line after the command when
 // there is no args).
-func (c *Config) guardYAML(s *Server, exe, policy string) error {
+func (c *Config) guardYAML(s *Server, exe, policy, name string) error {
 	e, err := c.yamlEntry(s)
 	if err != nil {
 		return err
 	}
 	src := c.Bytes()
-	words := [][]byte{}
-	if policy != "" {
-		words = append(words, quote("--policy"), quote(policy))
-	}
-	words = append(words, quote("--"), src[e.cmd[0]:e.cmd[1]])
+	words := append(ownWords(policy, name), quote("--"), src[e.cmd[0]:e.cmd[1]])
 	edits := []tomlEdit{{e.cmd[0], e.cmd[1], quote(exe)}}
 	switch a := e.args; {
 	case a != nil && a.flow && len(a.elems) > 0:

@@ -35,7 +35,7 @@ func yamlRoundTrip(t *testing.T, src []byte, goose bool) {
 	wrapped := map[string]bool{}
 	for i := range c.Servers {
 		s := &c.Servers[i]
-		if s.Kind == Unguarded && c.guardYAML(s, testExe, "/p/x.yaml") == nil {
+		if s.Kind == Unguarded && c.guardYAML(s, testExe, "/p/x.yaml", "") == nil {
 			wrapped[s.Name] = true
 		}
 	}
