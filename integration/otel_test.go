@@ -532,3 +532,31 @@ func TestOTelDeadCollector(t *testing.T) {
 		})
 	}
 }
+
+// An OTLP setting mcpguard cannot honour is a configuration error: exit
+// 2 before the server starts, not a silent run without export.
+func TestOTelConfigErrors(t *testing.T) {
+	t.Parallel()
+	requireGuard(t)
+	for _, env := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL=http/json", "OTEL_TRACES_EXPORTER=zipkin"} {
+		record := filepath.Join(t.TempDir(), "record")
+		cmd := exec.Command(otelEnv(env)[0], append(otelEnv(env)[1:],
+			guardArgv(t, &guardOpts{Args: []string{"--otel"}}, testserverBin, "-record", record)...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), strings.SplitN(env, "=", 2)[0]) {
+			t.Errorf("%s: exit %d (%v), stderr %q; want 2 and the variable named", env, code, err, stderr.String())
+		}
+		if _, err := os.Stat(record); err == nil {
+			t.Errorf("%s: the server was started", env)
+		}
+	}
+	// OTEL_SDK_DISABLED=true turns export off; mcpguard runs as without --otel.
+	p := startRaw(t, append(otelEnv("OTEL_SDK_DISABLED=true"), guardArgv(t, &guardOpts{Args: []string{"--otel"}}, testserverBin)...)...)
+	p.guarded = true
+	p.initialize()
+	if got := p.callOK(1, "echo", map[string]any{"text": "on"}); got != "on" {
+		t.Errorf("echo = %q", got)
+	}
+}
