@@ -17,7 +17,7 @@ import (
 
 // badgeOnly are services whose every image is a badge.
 var badgeOnly = newHostSet([]string{"img.shields.io", "badgen.net", "flat.badgen.net", "badge.fury.io",
-	"packagephobia.com", "badges.gitter.im", "deepwiki.com", "travis-ci.org", "travis-ci.com", "api.travis-ci.com"})
+	"packagephobia.com", "badges.gitter.im", "deepwiki.com", "travis-ci.org", "travis-ci.com", "api.travis-ci.org", "api.travis-ci.com"})
 
 // badgePaths are services that serve badges under a path with "badge"
 // in it among other pages (a GitHub Actions workflow's badge.svg,

@@ -17,6 +17,7 @@ func TestBadgesKept(t *testing.T) {
 		"![size](https://badgen.net/bundlephobia/minzip/react)",
 		"![v](https://badge.fury.io/js/express.svg)",
 		"![Build Status](https://travis-ci.org/sindresorhus/p-try.svg?branch=master)",
+		"[![Build status][ci image]][ci]\n\n[ci]: https://travis-ci.org/charmander/pg-int8\n[ci image]: https://api.travis-ci.org/charmander/pg-int8.svg\n",
 		"![go](https://pkg.go.dev/badge/github.com/owner/repo.svg)",
 		`<p align="center"><img src="https://img.shields.io/github/stars/owner/repo?style=social" alt="stars"></p>`,
 		`<img src="images/logo.png" width="200"> and <img src="./docs/shot.png">`,
