@@ -202,19 +202,20 @@ func (f *flowState) have() labelSet {
 // labelled exfiltrates and the agent session holds every label a rule
 // names, the call is refused (or only audited, audit true; or held for
 // the user's approval, ask true), and the rejection names the event that
-// set each label. This stops the
-// cross-server chain of the lethal trifecta: a secret read through one
-// server, then sent out in a URL through another, told to by a web page.
+// set each label. This stops the cross-server chain of the lethal
+// trifecta: a secret read through one server, then sent out in a URL
+// through another, told to by a web page.
 //
 // When the shared state cannot be read, a call a rule would refuse (or
 // ask about) on the labels of other processes is refused (or asked
 // about): fail closed.
 func (s *Session) checkFlows(tool string) (rej *message.Rejection, audit, ask bool) {
-	if len(s.policy().flows) == 0 || !s.policy().labelsOf(tool).has(Exfiltrates) {
+	p := s.policy() // one policy for the whole judgement, whatever a reload does
+	if len(p.flows) == 0 || !p.labelsOf(tool).has(Exfiltrates) {
 		return nil, false, false
 	}
 	var want labelSet
-	for _, r := range s.policy().flows {
+	for _, r := range p.flows {
 		want |= r.after
 	}
 	events, err := s.flow.holding(want)
@@ -222,13 +223,13 @@ func (s *Session) checkFlows(tool string) (rej *message.Rejection, audit, ask bo
 	for _, e := range events {
 		held |= labelBit(e.Label)
 	}
-	for _, r := range s.policy().flows {
+	for _, r := range p.flows {
 		if held&r.after == r.after {
 			return flowRejection(tool, r, events), r.audit, r.ask
 		}
 	}
 	if err != nil {
-		for _, r := range s.policy().flows {
+		for _, r := range p.flows {
 			if !r.audit {
 				return &message.Rejection{
 					ErrorCode:   codes.Flow,
@@ -288,7 +289,8 @@ const (
 
 // learnResult gives the session the labels of a response to call: the
 // tool's result labels, private when a credential was redacted from it,
-// and the facts its call established. It reports what is new.
+// and the facts its call established. What is new to this process goes
+// to OnLabel.
 func (s *Session) learnResult(call *Call, rewrites []Rewrite) {
 	tool := callTool(call)
 	if tool == "" {
