@@ -90,7 +90,6 @@ type Policy struct {
 	labelled bool
 }
 
-// foldGlob is a glob entry, case folded, and its entry.
 // foldGlob is a glob entry of tools:, as canon.Fold reads names (pattern)
 // and as canon.Loose does (loose: canon.LooseGlob).
 type foldGlob struct{ pattern, loose, rule string }
