@@ -18,8 +18,9 @@
 //
 // # The store
 //
-// One file per session, $XDG_RUNTIME_DIR/mcpguard/PID-START.labels (else
-// mcpguard-UID in the temporary directory), in a directory that must be
+// One file per session, $XDG_RUNTIME_DIR/mcpguard/PID-START.labels (when
+// that names no directory, mcpguard-UID in the temporary directory), in
+// a directory that must be
 // a real directory owned by the user with no access for anyone else
 // (checked, never created through a symlink). Each line is one JSON
 // label event; a process appends under an exclusive flock(2) only when
@@ -116,14 +117,15 @@ func ForParent() *Store { return &Store{parent: true} }
 
 // Dir returns the private directory the session files live in, creating
 // it (0700) when missing: $XDG_RUNTIME_DIR/mcpguard when XDG_RUNTIME_DIR
-// is an absolute path, else mcpguard-UID in os.TempDir(). It refuses a
-// directory that is a symlink, not the user's, or open to others.
+// is an absolute path to a directory that exists, else mcpguard-UID in
+// os.TempDir(). It refuses a directory that is a symlink, not the user's,
+// or open to others.
 func Dir() (string, error) {
-	var dir string
+	dir := filepath.Join(os.TempDir(), "mcpguard-"+strconv.Itoa(os.Getuid()))
 	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
-		dir = filepath.Join(rt, "mcpguard")
-	} else {
-		dir = filepath.Join(os.TempDir(), "mcpguard-"+strconv.Itoa(os.Getuid()))
+		if st, err := os.Stat(rt); err == nil && st.IsDir() {
+			dir = filepath.Join(rt, "mcpguard")
+		}
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", err

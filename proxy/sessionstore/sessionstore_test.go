@@ -244,6 +244,15 @@ func TestUnsafeDirectories(t *testing.T) {
 		t.Errorf("a symlink: %v", err)
 	}
 
+	// An XDG_RUNTIME_DIR that does not exist (a stale variable): the
+	// temporary directory.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(rt, "gone"))
+	if dir, err := Dir(); err != nil || dir != filepath.Join(tmp, "mcpguard-"+strconv.Itoa(os.Getuid())) {
+		t.Errorf("a missing XDG_RUNTIME_DIR: %q, %v", dir, err)
+	}
+
 	private, k := privateTemp(t), selfKey(t)
 	if err := os.Symlink(filepath.Join(target, "elsewhere"), filepath.Join(private, k.file())); err != nil {
 		t.Fatal(err)
