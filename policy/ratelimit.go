@@ -73,15 +73,16 @@ func limitIDs(rs []*ingressRule) {
 }
 
 // limitsFor returns the rate_limit rules that count a call of name by
-// method. A tool glob also matches the name case folded (canon.Fold), as
-// deny entries do, so that a server that resolves names loosely does not
-// run CREATE_COMMENT uncounted.
+// method. A tool glob also matches the spellings a server that resolves
+// names loosely may read as a name it matches, as deny entries do: case
+// folded (canon.Fold: CREATE_COMMENT) and look-alike letters
+// (canon.Loose: a Cyrillic е in create_comment); none is run uncounted.
 func (p *Policy) limitsFor(method, name string) []*ingressRule {
 	if len(p.limits) == 0 {
 		return nil
 	}
 	var out []*ingressRule
-	folded := ""
+	var folded, loose string
 	for _, r := range p.limits {
 		if r.appliesTo(method, name) {
 			out = append(out, r)
@@ -91,10 +92,12 @@ func (p *Policy) limitsFor(method, name string) []*ingressRule {
 			continue
 		}
 		if folded == "" {
-			folded = canon.Fold(name)
+			folded, loose = canon.Fold(name), canon.Loose(name)
 		}
 		for _, g := range r.tools {
-			if ok, _ := path.Match(canon.Fold(g), folded); ok {
+			f, _ := path.Match(canon.Fold(g), folded)
+			l, _ := path.Match(canon.LooseGlob(g), loose)
+			if f || l {
 				out = append(out, r)
 				break
 			}
