@@ -615,6 +615,15 @@ func (c *command) follow(path string, fromEnd bool, t *eventlog.Tail) error {
 		fmt.Fprintf(c.stderr, "mcpguard: waiting for %s to appear\n", path)
 		fromEnd = false // it may appear before the follower opens it: read it whole
 	}
+	if !fromEnd {
+		// The follower reads the file from its start: the rotated
+		// files come before it.
+		tooLong, err := eventlog.ReadRotated(path, t.Line)
+		t.Skipped += tooLong
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	f := &eventlog.Follower{Path: path, FromEnd: fromEnd, OnReopen: func(reason string) {
 		fmt.Fprintf(c.stderr, "mcpguard: %s was %s; reading it from the start\n", path, reason)
 	}}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -479,5 +481,35 @@ func TestServerDirsAgree(t *testing.T) {
 		if w := p.RootWarnings(argv); len(w) != 0 {
 			t.Errorf("%s's policy warns at start:\n%s", name, strings.Join(w, "\n"))
 		}
+	}
+}
+
+// TestTailFollowReadsRotatedFiles: `tail --follow --since` reads the
+// rotated files before the live one, so a spike that spans a rotation is
+// seen: three rejections in FILE.1 and two in FILE make five.
+func TestTailFollowReadsRotatedFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpguard.log")
+	line := func(i int) string {
+		return fmt.Sprintf(`{"level":"warn","event":"rejected","server":"srv","action":"rejected","error_code":"INPUT_REJECTED_PATH_SCOPE","id":"%d","time":"%s","message":"m"}`+"\n",
+			i, time.Now().Add(time.Duration(i-10)*time.Second).UTC().Format(time.RFC3339Nano))
+	}
+	if err := os.WriteFile(path+".1", []byte(line(0)+line(1)+line(2)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(line(3)+line(4)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() {
+		var out bytes.Buffer
+		done <- run([]string{"mcpguard", "tail", "--follow", "--since", "1h", "--spike", "5/1m", "--exit-on-spike", path}, strings.NewReader(""), &out, io.Discard)
+	}()
+	select {
+	case code := <-done:
+		if code != 3 {
+			t.Errorf("exit %d, want 3 (a spike)", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no spike: the rotated file was not read")
 	}
 }

@@ -130,11 +130,24 @@ func eachLine(r io.Reader, fn func([]byte) error) (tooLong int, err error) {
 // returns how many lines were too long to read. An error opening the
 // files says "cannot open log".
 func ReadLog(path string, fn func([]byte) error) (tooLong int, err error) {
+	return readLog(path, false, fn)
+}
+
+// ReadRotated is ReadLog of the rotated files only: what came before the
+// file a Follower reads from its start.
+func ReadRotated(path string, fn func([]byte) error) (tooLong int, err error) {
+	return readLog(path, true, fn)
+}
+
+func readLog(path string, rotatedOnly bool, fn func([]byte) error) (tooLong int, err error) {
 	files, err := OpenAll(path)
 	if err != nil {
 		return 0, fmt.Errorf("cannot open log: %w", err)
 	}
 	defer closeAll(files)
+	if rotatedOnly {
+		files = files[:len(files)-1] // path, opened last
+	}
 	for _, f := range files {
 		n, err := eachLine(f, fn)
 		tooLong += n

@@ -92,6 +92,13 @@ func TestFilesOrder(t *testing.T) {
 	if want := "m.log.10 m.log.9 m.log.2 m.log.1 m.log"; strings.Join(got, " ") != want {
 		t.Errorf("read %q, want %s", got, want)
 	}
+	got = nil
+	if _, err := ReadRotated(path, func(line []byte) error { got = append(got, string(line)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := "m.log.10 m.log.9 m.log.2 m.log.1"; strings.Join(got, " ") != want {
+		t.Errorf("rotated files: read %q, want %s", got, want)
+	}
 	if _, err := ReadLog(filepath.Join(dir, "none.log"), func([]byte) error { return nil }); err == nil || !strings.Contains(err.Error(), "cannot open log") {
 		t.Errorf("a missing log: %v", err)
 	}
