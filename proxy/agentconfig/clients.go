@@ -98,7 +98,7 @@ var Agents = []Agent{
 		Format: "json", Key: "mcp", Shape: CommandArgs, Remote: `"type": "http"|"sse", "url"`},
 	{Name: "antigravity", User: []string{"~/.gemini/antigravity/mcp_config.json"},
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"serverUrl"`},
-	{Name: "continue", User: []string{"~/.continue/config.yaml"},
+	{Name: "continue", User: []string{"~/.continue/config.yaml", "~/.continue/mcpServers/*.yaml"}, Project: []string{".continue/mcpServers/*.yaml"},
 		Format: "yaml", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "sse"|"streamable-http", "url"`},
 	{Name: "goose", User: []string{"$XDG/goose/config.yaml"},
 		Format: "yaml", Key: "extensions", Shape: "cmd+args", Remote: `"type": "sse"|"streamable_http", "uri"`},
@@ -251,7 +251,7 @@ func Locate(e Env, clients []string) []Location {
 				continue
 			}
 			for _, p := range a.Project {
-				add(a, filepath.Join(dir, p), "project "+dir)
+				each(a, filepath.Join(dir, p), "project "+dir)
 			}
 		}
 	}
