@@ -208,7 +208,8 @@ func TestFlowsUnderClaudeCode(t *testing.T) {
 			if rs[0].IsError || !strings.Contains(rs[0].Text, "[REDACTED:") || strings.Contains(rs[0].Text, "AKIAZ7XQ3RNB4WJ6PLMU") {
 				t.Fatalf("the read: %+v", rs[0])
 			}
-			refused(t, rs[1], "server filesystem, tool read_text_file", "a credential was redacted from its result", "untrusted since")
+			refused(t, rs[1], "server filesystem, tool read_text_file (a credential was redacted from its result)",
+				"server filesystem, tool read_text_file (the policy labels the tool)")
 		})
 		t.Run("inside one server", func(t *testing.T) {
 			t.Parallel()

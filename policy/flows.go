@@ -2,6 +2,7 @@ package policy
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,7 @@ func labelBit(l Label) labelSet {
 func (s labelSet) has(l Label) bool { return s&labelBit(l) != 0 }
 
 // resultLabels are the labels a result gives the session.
-const resultLabels = 1<<0 | 1<<1
+var resultLabels = labelBit(Private) | labelBit(Untrusted)
 
 // LabelEvent says which event gave the agent session a label: what a
 // flows: rejection names, and what the processes of a session share.
@@ -75,7 +76,8 @@ type LabelStore interface {
 }
 
 // flowRule is one compiled entry under flows:: an exfiltrates call is
-// refused (or audited) once the session holds every label of after.
+// refused (or audited, or asked about) once the session holds every label
+// of after.
 type flowRule struct {
 	rule  string // "flows[N]"
 	after labelSet
@@ -168,13 +170,13 @@ func (f *flowState) holding(want labelSet) ([]*LabelEvent, error) {
 		if events, err = f.store.Held(); err == nil {
 			for _, e := range events {
 				for i, l := range allLabels {
-					if e.Label == l && f.held[i] == nil {
-						e := e
+					if e.Label != l {
+						continue
+					}
+					if f.held[i] == nil {
 						f.held[i] = &e
 					}
-					if e.Label == l {
-						f.stored |= 1 << i
-					}
+					f.stored |= 1 << i
 				}
 			}
 		}
@@ -288,31 +290,33 @@ const (
 )
 
 // learnResult gives the session the labels of a response to call: the
-// tool's result labels, private when a credential was redacted from it,
-// and the facts its call established. What is new to this process goes
-// to OnLabel.
+// tool's result labels, and private when a credential was redacted from
+// it or its call read outside the project (each event says which). What
+// is new to this process goes to OnLabel.
 func (s *Session) learnResult(call *Call, rewrites []Rewrite) {
 	tool := callTool(call)
 	if tool == "" {
 		return
 	}
-	set := s.policy().labelsOf(tool) & resultLabels
-	why := whyPolicy
-	if call.outside && !set.has(Private) {
-		set |= labelBit(Private)
-		why = whyOutside
+	byPolicy := s.policy().labelsOf(tool) & resultLabels
+	var fact labelSet
+	why := ""
+	if call.outside {
+		fact, why = labelBit(Private), whyOutside
+	} else if slices.ContainsFunc(rewrites, func(rw Rewrite) bool { return rw.Canonicaliser == "secrets" }) {
+		fact, why = labelBit(Private), whyRedacted
 	}
-	for _, rw := range rewrites {
-		if rw.Canonicaliser == "secrets" && !set.has(Private) {
-			set |= labelBit(Private)
-			why = whyRedacted
-			break
-		}
-	}
-	if set == 0 {
+	if byPolicy|fact == 0 {
 		return
 	}
-	fresh, err := s.flow.learn(set, clean(tool), why)
+	// What mcpguard saw itself is the better account of a label the
+	// policy also gives.
+	fresh, err := s.flow.learn(fact, clean(tool), why)
+	more, err2 := s.flow.learn(byPolicy&^fact, clean(tool), whyPolicy)
+	fresh = append(fresh, more...)
+	if err == nil {
+		err = err2
+	}
 	if s.OnLabel != nil && (len(fresh) > 0 || err != nil) {
 		s.OnLabel(fresh, err)
 	}

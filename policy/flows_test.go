@@ -130,7 +130,8 @@ func TestFlowAcrossServers(t *testing.T) {
 	if v.Rejection == nil || v.Rejection.ErrorCode != codes.Flow || v.Audit {
 		t.Fatalf("the fetch after the read: %+v", v)
 	}
-	for _, want := range []string{"private since", "server filesystem, tool read_file (a credential was redacted from its result)", "flows[0]"} {
+	for _, want := range []string{"private since", "server filesystem, tool read_file (a credential was redacted from its result)",
+		"untrusted since", "server fetch, tool fetch (the policy labels the tool)", "flows[0]"} {
 		if !strings.Contains(v.Rejection.Error, want) {
 			t.Errorf("rejection %q does not say %q", v.Rejection.Error, want)
 		}
