@@ -40,13 +40,18 @@ var rawText = set("iframe", "noembed", "noframes", "noscript", "plaintext", "scr
 // rather than let the tokenizer buffer the run whole.
 const longText = 64 << 10
 
+// maxToken bounds one tag or comment of HTML: the tokenizer holds a token
+// whole in a buffer it doubles, so a string holding a longer one is
+// replaced whole (WholeStandIn) rather than read.
+const maxToken = 1 << 20
+
 // html finds the tags of s that load from a host not allowed (the whole
 // tag is replaced) and, when neutralising, <a> tags whose href is not
 // allowed; also CSS url() in <style> elements.
 func (f *Filter) html(s string) ([]edit, []Removal) {
 	var edits []edit
 	var rs []Removal
-	eachTag(s, longText, func(z *html.Tokenizer, start, end int, tag string, hasAttr bool) {
+	ok := eachTag(s, longText, func(z *html.Tokenizer, start, end int, tag string, hasAttr bool) {
 		for hasAttr {
 			var k, v []byte
 			k, v, hasAttr = z.TagAttr()
@@ -85,6 +90,9 @@ func (f *Filter) html(s string) ([]edit, []Removal) {
 			rs = append(rs, Removal{"image", shownHost(t)})
 		}
 	})
+	if !ok {
+		return []edit{{0, len(s), WholeStandIn}}, []Removal{{Kind: "content", Host: "(several)"}}
+	}
 	return edits, rs
 }
 
@@ -98,25 +106,29 @@ func (f *Filter) html(s string) ([]edit, []Removal) {
 // long text or raw text element cost up to twice its size again. eachTag
 // reads raw text itself (see rawEnd) and skips long runs of text,
 // starting a new tokenizer after them: the tokenizer is in its data
-// state there, so it reads what follows as it would have.
-func eachTag(s string, skip int, tag func(z *html.Tokenizer, start, end int, name string, hasAttr bool), raw func(name string, start, end int)) {
+// state there, so it reads what follows as it would have. It reports
+// false when a tag or comment is longer than maxToken: then it stops.
+func eachTag(s string, skip int, tag func(z *html.Tokenizer, start, end int, name string, hasAttr bool), raw func(name string, start, end int)) bool {
 	at := 0
 	var z *html.Tokenizer
 	restart := func(from int) {
 		at = from
 		z = html.NewTokenizer(strings.NewReader(s[from:]))
-		z.SetMaxBuf(0)
+		z.SetMaxBuf(maxToken)
 	}
 	restart(0)
 	for {
 		if lt := strings.IndexByte(s[at:], '<'); lt < 0 {
-			return // text to the end: no tag
+			return true // text to the end: no tag
 		} else if lt > skip {
 			restart(at + lt)
 		}
 		tt := z.Next()
 		if tt == html.ErrorToken {
-			return
+			return z.Err() != html.ErrBufferExceeded
+		}
+		if len(z.Raw()) >= maxToken {
+			return false // cut at the bound: an error only on the next call
 		}
 		start := at
 		at += len(z.Raw())

@@ -114,3 +114,31 @@ func TestHTMLMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestLongTagFailsClosed: a tag or comment longer than maxToken (which
+// the tokenizer would buffer whole, doubling) replaces the string whole,
+// at a cost bounded by maxToken, not by the string; a long tag under it
+// is still read and judged.
+func TestLongTagFailsClosed(t *testing.T) {
+	f := testFilter()
+	for name, s := range map[string]string{
+		"attribute": `<img alt="` + strings.Repeat("x", 8*maxToken) + `" src="https://evil.example/a.png">`,
+		"comment":   "<img><!--" + strings.Repeat("x", 8*maxToken),
+		"tag name":  "<img><a" + strings.Repeat("x", 8*maxToken),
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		out, rs := f.Apply(s)
+		runtime.ReadMemStats(&after)
+		if out != WholeStandIn || len(rs) == 0 {
+			t.Errorf("%s: %.80q, %v", name, out, rs)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 5*maxToken {
+			t.Errorf("%s: %d KiB allocated for %d KiB", name, got>>10, len(s)>>10)
+		}
+	}
+	s := `<img alt="` + strings.Repeat("x", maxToken/2) + `" src="https://evil.example/a.png">ok`
+	if out, _ := f.Apply(s); out != "[image removed: host evil.example]ok" {
+		t.Errorf("a long tag under the bound: %.80q", out)
+	}
+}
