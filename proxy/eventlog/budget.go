@@ -14,15 +14,25 @@ import (
 // (a hostile server's junk lines, notifications, server requests; an
 // agent's loop of refused calls) costs a bounded amount of log whatever its
 // rate. Within each Window at most PerKind lines of one kind and Lines
-// lines in all are written; the others are counted, and when the window
-// ends each kind that lost lines gets one summary line: the kind's fields
-// with "suppressed": N, the number of lines it stands for.
+// lines in all of each source are written; the others are counted, and
+// when the window ends each kind that lost lines gets one summary line:
+// the kind's fields with "suppressed": N, the number of lines it stands
+// for.
 //
 // A kind is a line's event, direction, method, tool, error_code, rule and
 // action (not its id, field or message, which a flood varies). At most
-// Kinds kinds are told apart per window; lines of further kinds are
-// counted under their event alone, so a server varying its method names
-// cannot buy itself lines. The zero Budget writes every line.
+// Kinds kinds of each source are told apart per window; lines of further
+// kinds are counted under their event, direction, error_code and action
+// alone (values mcpguard's code chooses, not a peer), so a peer varying
+// its method or tool names cannot buy itself lines nor erase which check
+// refused.
+//
+// The two sources are the agent's own messages (direction ingress, other
+// than answers to the server's requests) and everything else, whose rate
+// the server drives. Each has its own lines and kinds, so a hostile
+// server's flood cannot spend the budget that the agent's refused calls
+// (a prompt injection's attempt) are written from. The zero Budget writes
+// every line.
 type Budget struct {
 	Window  time.Duration
 	PerKind int
@@ -30,8 +40,9 @@ type Budget struct {
 	Kinds   int
 }
 
-// DefaultBudget writes at most 20 lines of a kind and 200 in all a minute,
-// plus at most one summary line a kind: about 3 KiB/s at most.
+// DefaultBudget writes at most 20 lines of a kind and 200 in all of each
+// source a minute, plus at most one summary line a kind: about 6 KiB/s at
+// most.
 var DefaultBudget = Budget{Window: time.Minute, PerKind: 20, Lines: 200, Kinds: 256}
 
 // kindKey is what makes two lines of the same kind (see Budget); its
@@ -40,6 +51,30 @@ type kindKey struct {
 	event                                    Kind
 	direction, method, tool, errorCode, rule string
 	action                                   Action
+}
+
+// serverAsks names the requests a server sends the client: the agent's
+// answers to them come as often as the server asks, so their lines count
+// against the server's source.
+var serverAsks = map[string]bool{"roots/list": true, "sampling/createMessage": true, "elicitation/create": true, "ping": true}
+
+// source is the budget a line is written from: 0 the agent's, 1 the server's.
+func (k kindKey) source() int {
+	if k.direction == Ingress && !serverAsks[k.method] {
+		return 0
+	}
+	return 1
+}
+
+// overflow is the kind a line is counted under once its source has told
+// Kinds kinds apart: only fields whose values mcpguard's code chooses.
+func (k kindKey) overflow() kindKey {
+	return kindKey{event: k.event, direction: k.direction, errorCode: k.errorCode, action: k.action}
+}
+
+// pool is one source's count of the window.
+type pool struct {
+	total, kinds int
 }
 
 type kindCount struct {
@@ -56,7 +91,7 @@ type limiter struct {
 	now   func() time.Time
 	mu    sync.Mutex
 	start time.Time
-	total int
+	pools [2]pool
 	kinds map[kindKey]*kindCount
 	timer *time.Timer
 }
@@ -77,18 +112,20 @@ func (l *limiter) allow(k kindKey, level zerolog.Level) bool {
 	if now.Sub(l.start) >= l.b.Window {
 		l.flushLocked(now)
 	}
+	p := &l.pools[k.source()]
 	c := l.kinds[k]
-	if c == nil && len(l.kinds) >= l.b.Kinds {
-		k = kindKey{event: k.event}
+	if c == nil && p.kinds >= l.b.Kinds {
+		k = k.overflow()
 		c = l.kinds[k]
 	}
 	if c == nil {
 		c = &kindCount{level: level}
 		l.kinds[k] = c
+		p.kinds++
 	}
-	if c.written < l.b.PerKind && l.total < l.b.Lines {
+	if c.written < l.b.PerKind && p.total < l.b.Lines {
 		c.written++
-		l.total++
+		p.total++
 		return true
 	}
 	c.suppressed++
@@ -144,10 +181,10 @@ func (l *limiter) flushLocked(now time.Time) {
 			}
 		}
 		e.Int("suppressed", c.suppressed).Time("since", l.start).
-			Msg(fmt.Sprintf("%d more lines of this kind were not written: the log takes at most %d lines of a kind and %d in all per %s",
+			Msg(fmt.Sprintf("%d more lines of this kind were not written: the log takes at most %d lines of a kind and %d in all of each source per %s",
 				c.suppressed, l.b.PerKind, l.b.Lines, shortDuration(l.b.Window)))
 	}
 	clear(l.kinds)
-	l.total = 0
+	l.pools = [2]pool{}
 	l.start = now
 }

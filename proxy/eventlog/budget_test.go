@@ -144,3 +144,54 @@ func TestSpikeCountsSummaries(t *testing.T) {
 		t.Errorf("tail wrote %q, %d alerts", out.String(), tl.Alerts)
 	}
 }
+
+// TestBudgetServerFloodCannotHideAgentRejections: a hostile server that
+// spends the whole window's lines and kinds (junk lines, notifications
+// under thousands of method names, roots/list answers it provokes) must
+// not turn the agent's refused tools/call into a count: the refusal is
+// written in full, with its tool, rule and id.
+func TestBudgetServerFloodCannotHideAgentRejections(t *testing.T) {
+	var buf bytes.Buffer
+	c := &clock{t: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}
+	l := budgetLogger(&buf, DefaultBudget, c)
+	for i := range 5_000 {
+		l.Log(junk(i))
+		l.Log(Event{Level: zerolog.InfoLevel, Event: EventRewritten, Direction: Egress, Method: "notifications/x" + strconv.Itoa(i), Action: ActionRewritten})
+		l.Log(Event{Level: zerolog.WarnLevel, Event: EventRewritten, Direction: Ingress, Method: "roots/list", Field: "roots[" + strconv.Itoa(i) + "]", Action: ActionRewritten})
+	}
+	l.Log(Event{Level: zerolog.WarnLevel, Event: EventRejected, Direction: Ingress, Method: "tools/call", Tool: "send_email",
+		ID: "42", ErrorCode: "INPUT_REJECTED_FLOW", Rule: "no_exfiltration", Action: ActionRejected})
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(line, `"tool":"send_email"`) && strings.Contains(line, `"id":"42"`) && strings.Contains(line, `"rule":"no_exfiltration"`) {
+			return
+		}
+	}
+	t.Fatalf("the agent's refused call was not written after a server flood:\n%s", tailLines(buf.String(), 5))
+}
+
+// TestBudgetAgentFloodKeepsTheCode: an agent (a prompt injection) that
+// spends every kind on made-up tool names still leaves its later refusals
+// counted under their error code and action, not under their event alone.
+func TestBudgetAgentFloodKeepsTheCode(t *testing.T) {
+	var buf bytes.Buffer
+	c := &clock{t: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}
+	l := budgetLogger(&buf, DefaultBudget, c)
+	for i := range 1_000 {
+		l.Log(Event{Level: zerolog.WarnLevel, Event: EventRejected, Direction: Ingress, Method: "tools/call", Tool: "t" + strconv.Itoa(i),
+			ErrorCode: "INPUT_REJECTED_DENY", Action: ActionRejected})
+	}
+	l.Log(Event{Level: zerolog.WarnLevel, Event: EventRejected, Direction: Ingress, Method: "tools/call", Tool: "send_email",
+		ErrorCode: "INPUT_REJECTED_FLOW", Rule: "no_exfiltration", Action: ActionRejected})
+	l.Flush()
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(line, `"error_code":"INPUT_REJECTED_FLOW"`) && strings.Contains(line, `"suppressed":1`) && strings.Contains(line, `"direction":"ingress"`) {
+			return
+		}
+	}
+	t.Fatalf("the flow refusal lost its code in the summaries:\n%s", tailLines(buf.String(), 5))
+}
+
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
