@@ -122,13 +122,27 @@ func guardArgv(t testing.TB, o *guardOpts, argv ...string) []string {
 	if logFile == "" {
 		logFile = filepath.Join(t.TempDir(), "mcpguard.log")
 	}
-	cmd := []string{mcpguardBin, "--log", logFile}
+	// Every guarded connection is an agent session of its own: mcpguard's
+	// parent, the agent whose session it shares (flows:), is this test
+	// binary for every test, and the labels one test's calls give must
+	// not judge another's. A directory of its own keeps its labels apart.
+	cmd := []string{"env", "XDG_RUNTIME_DIR=" + privateDir(t), mcpguardBin, "--log", logFile}
 	if o.Policy != "" {
 		cmd = append(cmd, "--policy", o.Policy)
 	}
 	cmd = append(cmd, o.Args...)
 	cmd = append(cmd, "--")
 	return append(cmd, argv...)
+}
+
+// privateDir is a new directory only its owner can enter.
+func privateDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // recorder keeps what the test client received from the server besides
