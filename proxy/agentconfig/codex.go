@@ -140,9 +140,9 @@ func (c *Config) guardTOML(s *Server, exe, policy, name string) error {
 		at := e.cmdEnd
 		if nl := bytes.IndexByte(src[at:], '\n'); nl >= 0 {
 			at += nl + 1
-			edits = append(edits, tomlEdit{at, at, []byte("args = [" + string(prefix) + "]\n")})
+			edits = append(edits, tomlEdit{at, at, []byte("args = [" + string(prefix) + "]" + addedArgs + "\n")})
 		} else {
-			edits = append(edits, tomlEdit{len(src), len(src), []byte("\nargs = [" + string(prefix) + "]")})
+			edits = append(edits, tomlEdit{len(src), len(src), []byte("\nargs = [" + string(prefix) + "]" + addedArgs)})
 		}
 	}
 	c.applyTOML(edits)
@@ -150,8 +150,9 @@ func (c *Config) guardTOML(s *Server, exe, policy, name string) error {
 }
 
 // unguardTOML is unguard for Codex: the word after "--" returns to
-// command and the words up to it leave args; an args line left empty
-// right after the command's line goes, as wrap added it.
+// command and the words up to it leave args; the args line wrap added
+// (marked addedArgs) right after the command's line goes; a user's own
+// args = [] stays.
 func (c *Config) unguardTOML(s *Server) error {
 	e, err := c.tomlEntry(s)
 	if err != nil {
@@ -186,10 +187,11 @@ func (c *Config) unguardTOML(s *Server) error {
 		if end >= 0 {
 			closeLine = bytes.TrimSpace(src[a.elems[dash+1][1] : a.elems[dash+1][1]+end])
 		}
+		added := []byte("]" + addedArgs)
 		switch {
-		case e.argsFrom == lineStart && bytes.Equal(closeLine, []byte("]")) && end >= 0:
+		case e.argsFrom == lineStart && bytes.Equal(closeLine, added) && end >= 0:
 			edits = append(edits, tomlEdit{lineStart, a.elems[dash+1][1] + end + 1, nil})
-		case e.argsFrom > e.cmdEnd && end < 0 && bytes.Equal(closeLine, []byte("]")) &&
+		case e.argsFrom > e.cmdEnd && end < 0 && bytes.Equal(closeLine, added) &&
 			len(bytes.TrimSpace(src[e.cmdEnd:e.argsFrom])) == 0 && bytes.Count(src[e.cmdEnd:e.argsFrom], []byte("\n")) == 1:
 			edits = append(edits, tomlEdit{e.cmdEnd, len(src), nil})
 		default:

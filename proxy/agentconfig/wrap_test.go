@@ -976,7 +976,7 @@ func TestCodexEdgeEntries(t *testing.T) {
 		t.Fatalf("wrap failed\n%s%s", out.String(), errw.String())
 	}
 	b, _ := os.ReadFile(p)
-	want := strings.Replace(orig, "command = \"node\"", "command = \""+testExe+"\"\nargs = [\"--server-name\", \"codex-last\", \"--\", \"node\"]", 1)
+	want := strings.Replace(orig, "command = \"node\"", "command = \""+testExe+"\"\nargs = [\"--server-name\", \"codex-last\", \"--\", \"node\"] # added by mcpguard wrap", 1)
 	if string(b) != want || strings.Count(out.String(), "inline table or with dotted keys") != 2 {
 		t.Errorf("wrapped:\n%s\nwant:\n%s\nreport:\n%s", b, want, out.String())
 	}
@@ -1030,6 +1030,33 @@ func TestLogNameOfBaselineEntries(t *testing.T) {
 	} {
 		if got := LogName(tc.s); got != tc.want {
 			t.Errorf("LogName(%q) = %q, want %q", tc.s.Own, got, tc.want)
+		}
+	}
+}
+
+// TestCodexArgsLineRoundTrip: unwrap takes out the args line wrap added
+// to a Codex entry without one (it carries a marker comment), and keeps
+// a user's own args = [], at the end of the file or not.
+func TestCodexArgsLineRoundTrip(t *testing.T) {
+	for _, orig := range []string{
+		"[mcp_servers.a]\ncommand = \"node\"\nargs = []\n",
+		"[mcp_servers.a]\ncommand = \"node\"\nargs = []",
+		"[mcp_servers.a]\ncommand = \"node\"\n",
+		"[mcp_servers.a]\ncommand = \"node\"",
+		"[mcp_servers.a]\ncommand = \"node\"\n\n[mcp_servers.b]\ncommand = \"x\"\nargs = [] # none\n",
+	} {
+		home := t.TempDir()
+		p := filepath.Join(home, ".codex", "config.toml")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(orig), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errw bytes.Buffer
+		if text(Wrap(testOptions(home)), &out, &errw) || text(Unwrap(testOptions(home)), &out, &errw) {
+			t.Fatalf("%q: wrap or unwrap failed\n%s%s", orig, out.String(), errw.String())
+		}
+		if b, _ := os.ReadFile(p); string(b) != orig {
+			t.Errorf("%q came back as %q", orig, b)
 		}
 	}
 }
