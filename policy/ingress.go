@@ -340,7 +340,7 @@ func (w *walker) checkArgs(rs []*ingressRule, name string, validated bool) *mess
 				}
 				// An ask rule: the user decides, once every refusing
 				// rule has passed; its other fields add nothing.
-				w.asks = append(w.asks, approval.Reason{Rule: r.rule, Field: rej.Field, Reason: rej.Reason})
+				w.asks = append(w.asks, approval.Reason{Rule: r.rule, Field: rej.Field, Value: rej.Value, Reason: rej.Reason})
 				break
 			}
 		}

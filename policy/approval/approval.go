@@ -32,11 +32,14 @@ import (
 )
 
 // Reason is one policy entry that asks for the call: its name (tools.X,
-// ingress[N], flows[N]), the field it judged ("" for the whole call) and
-// why, in the policy's words.
+// ingress[N], flows[N]), the field it judged ("" for the whole call), the
+// value it judged there and why, in the policy's words. The value is shown
+// next to its field whatever the number of arguments, so an agent cannot
+// push the questioned value out of the prompt behind harmless fields.
 type Reason struct {
 	Rule   string
 	Field  string
+	Value  string
 	Reason string
 }
 
@@ -109,7 +112,7 @@ func Message(q Question) string {
 		}
 		b.WriteString("Asked by policy entry " + Quote(r.Rule, 64))
 		if r.Field != "" {
-			b.WriteString(" on field " + Quote(r.Field, maxPathBytes))
+			b.WriteString(" on field " + Quote(r.Field, maxPathBytes) + " = " + Quote(r.Value, maxValueRunes))
 		}
 		if r.Reason != "" {
 			b.WriteString(": " + Quote(r.Reason, 2*maxValueRunes))
