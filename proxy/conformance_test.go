@@ -213,7 +213,7 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 	agent := newReceiver(agentOutR, seen)
 	server := newReceiver(serverInR, seen)
 	fake := &scriptedServer{t: t, out: serverOutW, in: server, exited: make(chan struct{})}
-	d := &downstream{stdin: serverInW, stdout: serverOutR, exited: fake.exited, stderrDone: make(chan struct{}), kill: fake.signal}
+	d := &downstream{stdin: newLineWriter(serverInW), stdout: serverOutR, exited: fake.exited, stderrDone: make(chan struct{}), kill: fake.signal}
 	close(d.stderrDone)
 	fake.d = d
 

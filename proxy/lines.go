@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // errTooLong reports a line over the size limit; the reader has skipped it
@@ -138,34 +139,75 @@ func (l *lineReader) drained() (drained, batch bool) {
 // stream. Lines are buffered; the relay flushes before it would block on
 // input, so pipelined messages go out in few writes and a lone message goes
 // out at once.
+//
+// A goroutine that must not block on the stream (the egress loop answering
+// a request of the server's: the server may be blocked writing the output
+// only that loop reads) queues its line instead (enqueue). Queued lines
+// keep their place: every write, flush and close first moves them into the
+// stream, in the order they were queued, and a pump goroutine writes them
+// out when nothing else does. Close writes every queued line before it
+// closes the stream: an answer decided is never dropped at shutdown.
 type lineWriter struct {
 	mu  sync.Mutex
+	out io.Writer
 	w   *bufio.Writer
 	err error
+
+	// The queue has a lock of its own, never held across a write, so
+	// that enqueue does not wait for a write that blocks.
+	qmu     sync.Mutex
+	queued  [][]byte
+	qbytes  int
+	pumping bool
+	closed  bool
+	room    chan struct{} // closed and replaced when the queue is emptied
+	pending atomic.Bool   // queued is not empty: the fast path skips qmu
 }
+
+// maxQueuedBytes bounds what enqueue holds: past it a line waits for
+// room (a single line larger than it is taken when the queue is empty).
+// The writer takes the whole queue at once, so up to as much again can be
+// on its way out while the reader does not read.
+const maxQueuedBytes = 1 << 20
+
+// errClosed is what writes get after close.
+var errClosed = errors.New("the stream is closed")
 
 func newLineWriter(w io.Writer) *lineWriter {
-	return &lineWriter{w: bufio.NewWriterSize(w, readBufferSize)}
+	return &lineWriter{out: w, w: bufio.NewWriterSize(w, readBufferSize), room: make(chan struct{})}
 }
 
-// writeLine appends b and a newline. After the first error every call fails.
+// writeLine appends b and a newline, after the lines queued before it.
+// After the first error every call fails.
 func (w *lineWriter) writeLine(b []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.moveQueued()
 	if w.err != nil {
 		return w.err
 	}
+	w.write(b)
+	return w.err
+}
+
+// write appends b and a newline; w.mu is held and w.err is nil.
+func (w *lineWriter) write(b []byte) {
 	if _, err := w.w.Write(b); err != nil {
 		w.err = err
-		return err
+		return
 	}
 	w.err = w.w.WriteByte('\n')
-	return w.err
 }
 
 func (w *lineWriter) flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.moveQueued()
+	return w.flushLocked()
+}
+
+// flushLocked writes out the buffer; w.mu is held.
+func (w *lineWriter) flushLocked() error {
 	if w.err != nil {
 		return w.err
 	}
@@ -173,4 +215,87 @@ func (w *lineWriter) flush() error {
 		w.err = w.w.Flush()
 	}
 	return w.err
+}
+
+// enqueue queues b to be written and flushed after every line written or
+// queued before it, without waiting for the stream. When the queue is
+// full it queues nothing and returns a channel closed once there is room;
+// once the writer is closed it returns errClosed.
+func (w *lineWriter) enqueue(b []byte) (room <-chan struct{}, err error) {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	switch {
+	case w.closed:
+		return nil, errClosed
+	case w.qbytes > 0 && w.qbytes+len(b) > maxQueuedBytes:
+		return w.room, nil
+	}
+	w.queued = append(w.queued, b)
+	w.qbytes += len(b)
+	w.pending.Store(true)
+	if !w.pumping {
+		w.pumping = true
+		go w.pump()
+	}
+	return nil, nil
+}
+
+// pump writes out the queue until it is empty.
+func (w *lineWriter) pump() {
+	for {
+		w.mu.Lock()
+		w.moveQueued()
+		_ = w.flushLocked() // a writer that failed drops what it is given
+		w.mu.Unlock()
+		w.qmu.Lock()
+		if len(w.queued) == 0 {
+			w.pumping = false
+			w.qmu.Unlock()
+			return
+		}
+		w.qmu.Unlock()
+	}
+}
+
+// moveQueued moves the queued lines into the buffer; w.mu is held.
+func (w *lineWriter) moveQueued() {
+	if !w.pending.Load() {
+		return
+	}
+	w.qmu.Lock()
+	queued := w.queued
+	w.queued, w.qbytes = nil, 0
+	w.pending.Store(false)
+	close(w.room)
+	w.room = make(chan struct{})
+	w.qmu.Unlock()
+	for _, b := range queued {
+		if w.err == nil {
+			w.write(b)
+		}
+	}
+}
+
+// close writes out every line written or queued, then closes the stream
+// when it is an io.Closer; later writes and enqueues fail. It waits for a
+// write in progress, and the flush can block as long as the reader does
+// not read: call it where that cannot stop the caller from ending the
+// reader (downstream.stop).
+func (w *lineWriter) close() error {
+	w.qmu.Lock()
+	w.closed = true
+	w.qmu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.moveQueued()
+	err := w.flushLocked()
+	if w.err == nil {
+		w.err = errClosed
+	}
+	if c, ok := w.out.(io.Closer); ok {
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 )
 
 func readAll(t *testing.T, in string, max int) (lines []string, tooLong int) {
@@ -168,4 +169,95 @@ func TestLineReaderLongLineCost(t *testing.T) {
 	if next, err := lr.next(); err != nil || string(next) != "next" || cap(lr.buf) > reuseMax {
 		t.Errorf("next line %q, %v; buffer kept: %d bytes", next, err, cap(lr.buf))
 	}
+}
+
+// TestLineWriterQueueKeepsOrder: a queued line goes out before every line
+// written after it was queued, and close writes out what is queued before
+// it closes the stream, so the reader's EOF comes after every line.
+func TestLineWriterQueueKeepsOrder(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		pr, pw := io.Pipe()
+		w := newLineWriter(pw)
+		got := make(chan string)
+		go func() {
+			b, _ := io.ReadAll(pr)
+			got <- string(b)
+		}()
+		for _, l := range []string{"q1", "q2"} {
+			if room, err := w.enqueue([]byte(l)); room != nil || err != nil {
+				t.Fatalf("enqueue %s: room %v, err %v", l, room, err)
+			}
+		}
+		if err := w.writeLine([]byte("w3")); err != nil {
+			t.Fatal(err)
+		}
+		w.enqueue([]byte("q4"))
+		if err := w.close(); err != nil {
+			t.Fatal(err)
+		}
+		if s := <-got; s != "q1\nq2\nw3\nq4\n" {
+			t.Errorf("the reader got %q", s)
+		}
+		if _, err := w.enqueue([]byte("late")); err != errClosed {
+			t.Errorf("enqueue after close: %v, want errClosed", err)
+		}
+		if err := w.writeLine([]byte("late")); err == nil {
+			t.Error("writeLine after close succeeded")
+		}
+	})
+}
+
+// TestLineWriterEnqueueDoesNotBlock: a reader that does not read never
+// blocks enqueue; the queue is bounded (what it holds, and the batch the
+// writer has taken from it and is writing out); a full queue's room
+// channel is closed once the reader reads again, and nothing is lost.
+func TestLineWriterEnqueueDoesNotBlock(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		pr, pw := io.Pipe()
+		w := newLineWriter(pw)
+		line := bytes.Repeat([]byte("x"), 1000)
+		sent := 0
+		var room <-chan struct{}
+		for stuck := false; !stuck; {
+			var err error
+			if room, err = w.enqueue(line); err != nil {
+				t.Fatal(err)
+			}
+			if room == nil {
+				sent++
+				continue
+			}
+			synctest.Wait() // the writer takes what it can
+			select {
+			case <-room:
+			default:
+				stuck = true
+			}
+		}
+		if limit := (2*maxQueuedBytes + readBufferSize) / len(line); sent > limit || sent < maxQueuedBytes/len(line) {
+			t.Errorf("%d lines taken before the queue was full, want %d to %d", sent, maxQueuedBytes/len(line), limit)
+		}
+		got := make(chan int)
+		go func() {
+			n := 0
+			lr := newLineReader(pr, 2000)
+			for {
+				if _, err := lr.next(); err != nil {
+					got <- n
+					return
+				}
+				n++
+			}
+		}()
+		<-room
+		if room, err := w.enqueue(line); room != nil || err != nil {
+			t.Fatalf("enqueue after room: %v, %v", room, err)
+		}
+		w.close()
+		if n := <-got; n != sent+1 {
+			t.Errorf("the reader got %d lines, want %d", n, sent+1)
+		}
+	})
 }

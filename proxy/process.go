@@ -16,8 +16,8 @@ import (
 type downstream struct {
 	cmd    *exec.Cmd
 	pid    int
-	stdin  io.WriteCloser // write end of the server's stdin
-	stdout io.ReadCloser  // read end of the server's stdout
+	stdin  *lineWriter   // to the server's stdin; the relay's only writer to it
+	stdout io.ReadCloser // read end of the server's stdout
 	exited chan struct{}
 	status int // valid once exited is closed
 	// stderrDone is closed once the server's stderr has been copied to
@@ -89,7 +89,7 @@ func startDownstream(argv []string, stderr io.Writer, rawStderr bool, redact fun
 		return nil, err
 	}
 	pid := cmd.Process.Pid
-	d := &downstream{cmd: cmd, pid: pid, stdin: inW, stdout: outR, exited: make(chan struct{}), stderrDone: make(chan struct{}),
+	d := &downstream{cmd: cmd, pid: pid, stdin: newLineWriter(inW), stdout: outR, exited: make(chan struct{}), stderrDone: make(chan struct{}),
 		kill: func(sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }}
 	if errR != nil {
 		go func() {
@@ -130,16 +130,20 @@ func (d *downstream) signal(sig syscall.Signal) {
 	d.kill(sig)
 }
 
+// closeStdin closes the server's stdin once every line written or queued
+// to it is out (lineWriter.close).
 func (d *downstream) closeStdin() {
-	d.closeStdinOnce.Do(func() { d.stdin.Close() })
+	d.closeStdinOnce.Do(func() { _ = d.stdin.close() })
 }
 
 // stop ends the server politely, then less so: its stdin is closed, it gets
 // grace to exit, then SIGTERM to the group, grace again, then SIGKILL.
-// It returns once the server has exited.
+// It returns once the server has exited. The close writes out what is
+// queued first, on its own goroutine: a server that does not read must
+// not hold off the signals.
 func (d *downstream) stop(grace time.Duration) {
 	d.stopOnce.Do(func() {
-		d.closeStdin()
+		go d.closeStdin()
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 			select {
 			case <-d.exited:

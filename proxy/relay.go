@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -206,7 +207,7 @@ func serve(cfg Config, server *downstream, reloads <-chan struct{}, reloaded fun
 		pending:    newPendingTable(),
 		serverReqs: newServerRequests(),
 		toAgent:    newLineWriter(cfg.Stdout),
-		toServer:   newLineWriter(server.stdin),
+		toServer:   server.stdin,
 		tel:        cfg.Telemetry,
 		memory:     newMemoryBudget(cfg.BoundMemory),
 	}
@@ -594,7 +595,7 @@ func (r *relay) fromServer(m *message.Message) {
 		if m.Kind == message.Request {
 			// The server's own request (a hostile id, say): it gets its
 			// answer from mcpguard rather than waiting for one forever.
-			r.answerServer(message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: this request could not be relayed safely: "+err.Error(), nil))
+			r.answerServer(m.ID, message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: this request could not be relayed safely: "+err.Error(), nil))
 		}
 		return
 	}
@@ -604,7 +605,7 @@ func (r *relay) fromServer(m *message.Message) {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
 			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped,
 			Message: "a server request with the id space of mcpguard's approval prompts"})
-		r.answerServer(message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: this request id is reserved; use another", nil))
+		r.answerServer(m.ID, message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: this request id is reserved; use another", nil))
 		return
 	}
 	if m.Kind == message.Request {
@@ -613,7 +614,7 @@ func (r *relay) fromServer(m *message.Message) {
 			r.logServerRequest(d, m.ID)
 		}
 		if d.Refused() {
-			r.answerServer(message.RejectionError(m.ID, jsonrpc2.CodeInvalidRequest, d.RejectionOf()))
+			r.answerServer(m.ID, message.RejectionError(m.ID, jsonrpc2.CodeInvalidRequest, d.RejectionOf()))
 			return
 		}
 	}
@@ -621,7 +622,7 @@ func (r *relay) fromServer(m *message.Message) {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
 			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped,
 			Message: "a server request whose id is already in flight, or one too many in flight"})
-		r.answerServer(message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: a request with this id is already in flight, or too many are", nil))
+		r.answerServer(m.ID, message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: a request with this id is already in flight, or too many are", nil))
 		return
 	}
 	r.logRewrites(m, call, rewrites)
@@ -684,14 +685,36 @@ func (r *relay) answerFromAgent(m *message.Message) {
 	r.toServerLine(out)
 }
 
-// answerServer writes mcpguard's own reply to a request of the server's.
-// The egress loop must never block on the server's input.
-func (r *relay) answerServer(reply []byte) {
-	go func() {
-		if r.toServer.writeLine(reply) == nil {
-			r.toServer.flush()
+// answerServer writes mcpguard's own reply to the server's request id:
+// queued behind everything written to the server before it, and written
+// out by the server's writer (lineWriter.enqueue), so the egress loop
+// never blocks on the server's input, and the reply is out before the
+// server's stdin is closed. When a server that does not read its input
+// has filled the queue, the loop waits up to the grace period for room,
+// then drops the reply and logs it.
+func (r *relay) answerServer(id jsontext.Value, reply []byte) {
+	var timeout <-chan time.Time
+	for {
+		room, err := r.toServer.enqueue(reply)
+		if room == nil && err == nil {
+			return
 		}
-	}()
+		if err == nil && timeout == nil {
+			timeout = time.After(r.cfg.Grace)
+		}
+		if err == nil {
+			select {
+			case <-room:
+				continue
+			case <-timeout:
+				err = errors.New("the MCP server is not reading its input")
+			}
+		}
+		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
+			ID: logID(id), Action: eventlog.ActionDropped,
+			Message: "mcpguard's answer to a request of the server could not be written: " + err.Error()})
+		return
+	}
 }
 
 // maxRewriteLines bounds the log lines one message's rewrites produce: a
