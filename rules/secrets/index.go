@@ -33,13 +33,14 @@ type index struct {
 	// pairs has a bit for every byte pair, as written (every case of a
 	// folded needle's letters), that starts a needle.
 	pairs [1 << 16 / 64]uint64
-	// skip has a bit for every byte pair that is a needle's first or
+	// skip marks every byte pair that is a needle's first or
 	// second pair, and for a two-byte needle every pair its second byte
 	// starts: a needle starts at j or j-1 only where the pair at an even
-	// j has its bit, so scan reads every other pair. Its pairs are
+	// j is marked, so scan reads every other pair. Its pairs are
 	// little-endian (the first byte low), as a word loaded from the text
-	// holds them.
-	skip [1 << 16 / 64]uint64
+	// holds them. A byte a pair (1 or 0), not a bit: the scan's four
+	// lookups a word are a load each.
+	skip *[1 << 16]byte
 	// tri has a bit for triHash of the first three bytes of every needle
 	// (of a two-byte needle followed by any byte).
 	tri [1 << 16 / 64]uint64
@@ -72,7 +73,7 @@ func caseVariants(c byte, fold bool) []byte {
 }
 
 func newIndex(needles []needle) *index {
-	ix := &index{slot: new([1 << 16]uint16), needles: needles, same: make([]int32, len(needles))}
+	ix := &index{slot: new([1 << 16]uint16), skip: new([1 << 16]byte), needles: needles, same: make([]int32, len(needles))}
 	last := map[needle]int32{} // the last needle of each text, owner 0
 	for i, n := range needles {
 		ix.same[i] = -1
@@ -152,7 +153,7 @@ func lower8(x uint64) uint64 {
 
 func (ix *index) setSkip(a, b byte) {
 	p := uint16(a) | uint16(b)<<8
-	ix.skip[p>>6] |= 1 << (p & 63)
+	ix.skip[p] = 1
 }
 
 // scan calls hit for every needle occurrence in s, in order of position.
@@ -161,13 +162,13 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 	if len(s) < 2 {
 		return
 	}
-	skip, pairs := &ix.skip, &ix.pairs
+	skip, pairs := ix.skip, &ix.pairs
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	j := 0
 	for ; j+8 <= len(b); j += 8 {
 		x := binary.LittleEndian.Uint64(b[j:])
 		p0, p1, p2, p3 := uint16(x), uint16(x>>16), uint16(x>>32), uint16(x>>48)
-		m := skip[p0>>6]>>(p0&63)&1 | skip[p1>>6]>>(p1&63)&1<<1 | skip[p2>>6]>>(p2&63)&1<<2 | skip[p3>>6]>>(p3&63)&1<<3
+		m := uint64(skip[p0]) | uint64(skip[p1])<<1 | uint64(skip[p2])<<2 | uint64(skip[p3])<<3
 		for m != 0 {
 			k := j + 2*bits.TrailingZeros64(m)
 			m &= m - 1
@@ -187,7 +188,7 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 	}
 	for ; j+1 < len(s); j += 2 {
 		p := uint16(s[j]) | uint16(s[j+1])<<8
-		if skip[p>>6]&(1<<(p&63)) != 0 && !ix.startsNear(s, j, hit) {
+		if skip[p] != 0 && !ix.startsNear(s, j, hit) {
 			return
 		}
 	}
