@@ -1,9 +1,6 @@
 package secrets
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // A private key block (PEM: RSA, EC, OpenSSH, PKCS#8, encrypted; PGP
 // secret key blocks) is found by reading it line by line, however long
@@ -16,11 +13,109 @@ import (
 
 const minKeyBody = 32
 
-var (
-	// A + for a space: the header of a key sent in a URL's query.
-	keyBegin = regexp.MustCompile(`^(?i)-----BEGIN[ +A-Z0-9_-]{0,100}PRIVATE[ +]KEY(?:[ +]BLOCK)?-----`)
-	keyEnd   = regexp.MustCompile(`^(?i)-----END[ +A-Z0-9_-]{0,100}PRIVATE[ +]KEY(?:[ +]BLOCK)?-----`)
-)
+// keyBegin and keyEnd return the end of the armour line of a private
+// key block that starts at i (-1 when there is none): what the regex
+// ^(?i)-----BEGIN[ +A-Z0-9_-]{0,100}PRIVATE[ +]KEY(?:[ +]BLOCK)?----- (a
+// + for a space: the header of a key sent in a URL's query), or its END
+// form, matches there. They read at most the 100 characters of the
+// header and test where its suffix starts, no regex run: a text made of
+// "-----BEGIN " thousands of times costs a short loop per keyword.
+func keyBegin(s string, i int) int { return keyArmour(s, i, "begin") }
+func keyEnd(s string, i int) int   { return keyArmour(s, i, "end") }
+
+// keyArmour is keyBegin for word "begin" and keyEnd for "end". As the
+// regex's greedy {0,100} does, it takes the last place within the
+// header's characters where the suffix matches, and a BLOCK suffix over
+// a plain one. Every suffix starts with a P: without one near, the
+// header is not read at all.
+func keyArmour(s string, i int, word string) int {
+	p := i + 5 + len(word)
+	if p > len(s) || s[i:i+5] != "-----" || !equalFoldLower(s[i+5:p], word) {
+		return -1
+	}
+	near := s[p:min(len(s), p+maxHeaderBytes)]
+	if strings.IndexByte(near, 'P') < 0 && strings.IndexByte(near, 'p') < 0 {
+		return -1
+	}
+	q := p
+	for n := 0; n < 100 && q < len(s); n++ {
+		w := 1
+		if !armourByte[s[q]] {
+			if w = armourChar(s, q); w == 0 {
+				break
+			}
+		}
+		q += w
+	}
+	for j := min(q, len(s)-1); j >= p; j-- {
+		if s[j]|0x20 == 'p' {
+			if e := keySuffix(s, j); e >= 0 {
+				return e
+			}
+		}
+	}
+	return -1
+}
+
+// maxHeaderBytes bounds the bytes of a header's 100 characters (a
+// Kelvin sign is 3).
+const maxHeaderBytes = 3*100 + 1
+
+// keySuffix returns the end of PRIVATE[ +]KEY(?:[ +]BLOCK)?----- at p,
+// case-insensitively, or -1.
+func keySuffix(s string, p int) int {
+	if p+len("private key-----") > len(s) || s[p]|0x20 != 'p' || !equalFoldLower(s[p:p+7], "private") ||
+		s[p+7] != ' ' && s[p+7] != '+' {
+		return -1
+	}
+	p += 8
+	k := foldK(s, p)
+	if k == 0 || p+k+2 > len(s) || !equalFoldLower(s[p+k:p+k+2], "ey") {
+		return -1
+	}
+	p += k + 2
+	if p+len(" bloc") < len(s) && (s[p] == ' ' || s[p] == '+') && equalFoldLower(s[p+1:p+5], "bloc") {
+		if k := foldK(s, p+5); k > 0 && strings.HasPrefix(s[p+5+k:], "-----") {
+			return p + 5 + k + 5
+		}
+	}
+	if strings.HasPrefix(s[p:], "-----") {
+		return p + 5
+	}
+	return -1
+}
+
+// foldK returns the length of a K at p that (?i) matches: k, K or the
+// Kelvin sign; 0 when there is none.
+func foldK(s string, p int) int {
+	switch {
+	case p < len(s) && s[p]|0x20 == 'k':
+		return 1
+	case strings.HasPrefix(s[p:], "\u212a"):
+		return len("\u212a")
+	}
+	return 0
+}
+
+// armourChar returns the length of the character at p if it is one of
+// the header's [ +A-Z0-9_-] under (?i), which holds the long s and the
+// Kelvin sign; else 0.
+func armourChar(s string, p int) int {
+	if p >= len(s) {
+		return 0
+	}
+	if armourByte[s[p]] {
+		return 1
+	}
+	for _, r := range [...]string{"\u017f", "\u212a"} {
+		if strings.HasPrefix(s[p:], r) {
+			return len(r)
+		}
+	}
+	return 0
+}
+
+var armourByte = asciiClass(" +_-", "az", "09")
 
 // keyScans are the rules read by a scan rather than their regex.
 var keyScans = map[string]func(s string, at int) (lo, hi int, ok bool){
@@ -31,11 +126,11 @@ var keyScans = map[string]func(s string, at int) (lo, hi int, ok bool){
 // keyFrom reads a private key block whose BEGIN line starts at at, to
 // its END line or to the last line that can be part of it.
 func keyFrom(s string, at int) (int, int, bool) {
-	m := keyBegin.FindStringIndex(s[at:min(len(s), at+160)])
-	if m == nil {
+	hdr := keyBegin(s, at)
+	if hdr < 0 {
 		return 0, 0, false
 	}
-	pos, body := at+m[1], 0
+	pos, body := hdr, 0
 	for {
 		next := lineBreak(s, pos)
 		if next == pos {
@@ -45,9 +140,9 @@ func keyFrom(s string, at int) (int, int, bool) {
 		for line < len(s) && (s[line] == ' ' || s[line] == '\t') {
 			line++
 		}
-		if e := keyEnd.FindStringIndex(s[line:min(len(s), line+160)]); e != nil {
+		if e := keyEnd(s, line); e >= 0 {
 			if body >= minKeyBody {
-				return at, line + e[1], true
+				return at, e, true
 			}
 			return 0, 0, false
 		}
@@ -72,8 +167,8 @@ func keyFrom(s string, at int) (int, int, bool) {
 // keyUntil reads the part of a private key block that ends with the END
 // line at at and whose BEGIN line is not there.
 func keyUntil(s string, at int) (int, int, bool) {
-	e := keyEnd.FindStringIndex(s[at:min(len(s), at+160)])
-	if e == nil {
+	e := keyEnd(s, at)
+	if e < 0 {
 		return 0, 0, false
 	}
 	pos, body := at, 0
@@ -99,7 +194,7 @@ func keyUntil(s string, at int) (int, int, bool) {
 		body += prev - start
 		pos = start
 	}
-	return pos, at + e[1], body >= minKeyBody
+	return pos, e, body >= minKeyBody
 }
 
 // bodyByte marks the bytes of a base64 line of a key block.
