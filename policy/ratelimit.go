@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/go-json-experiment/json"
 
@@ -192,7 +193,8 @@ func plural(n int, noun string) string {
 // counted together are those with the same values. Values are compared
 // as a server may read them, so that spellings of one value share a
 // count: strings case folded (canon.Fold), numbers and numeric strings
-// by value (12, "12", 1.2e1). A rule without fields has one key.
+// by value (12, "12", 1.2e1, "0xC", "١٢"; see keyNumber). A rule without
+// fields has one key.
 func limitKey(r *ingressRule, args []byte) ratelimit.Key {
 	if len(r.fields) == 0 {
 		return ratelimit.Key{}
@@ -242,13 +244,55 @@ func (w *walker) keyValue(i int32, name string, isName bool) {
 }
 
 func writeKeyString(h hash.Hash, s string) {
-	if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+	folded := canon.Fold(s)
+	if f, ok := keyNumber(folded); ok {
 		writeKeyNumber(h, f)
 		return
 	}
 	h.Write([]byte{'s'})
-	h.Write([]byte(canon.Fold(s)))
+	h.Write([]byte(folded))
 	h.Write([]byte{0})
+}
+
+// keyNumber reads a folded string (canon.Fold: invisible characters such
+// as the BOM that JavaScript trims are gone, full-width digits are ASCII,
+// case is folded) as the number a server may parse it to: decimal with
+// sign, leading zeros, exponent or digit separators, any script's decimal
+// digits (Python's int reads "١٢" as 12), and 0x, 0o, 0b literals
+// (JavaScript's Number). A leading zero alone is decimal ("012" is 12), as
+// both read it.
+func keyNumber(s string) (float64, bool) {
+	s = strings.Map(asciiDigit, s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f, !math.IsInf(f, 0) && !math.IsNaN(f)
+	}
+	digits := strings.TrimLeft(s, "+-")
+	if len(digits) > 2 && digits[0] == '0' && strings.ContainsRune("xob", rune(digits[1])) {
+		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+			return float64(i), true
+		}
+	}
+	return 0, false
+}
+
+// asciiDigit maps a decimal digit of any script to its ASCII digit: the
+// Unicode Nd ranges are runs of whole 0-9 sequences, each starting at its
+// zero.
+func asciiDigit(r rune) rune {
+	if r < 0x80 || !unicode.Is(unicode.Nd, r) {
+		return r
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return '0' + (r-rune(rg.Lo))%10
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return '0' + (r-rune(rg.Lo))%10
+		}
+	}
+	return r
 }
 
 func writeKeyNumber(h hash.Hash, f float64) {

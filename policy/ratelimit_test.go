@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unicode"
 
 	"github.com/go-json-experiment/json"
 
@@ -235,5 +236,52 @@ func TestRateLimitCostsNothingElsewhere(t *testing.T) {
 	}
 	if allocs["with"] != allocs["without"] {
 		t.Errorf("the echo call allocates %v times with rate limits on other tools, %v without", allocs["with"], allocs["without"])
+	}
+}
+
+// TestRateLimitKeySpellings: an agent cannot buy a fresh allowance by
+// writing the key as another spelling a server reads as the same value:
+// JSON number forms, signs, leading zeros, spaces (Unicode ones and the
+// BOM JavaScript trims), hex/octal/binary literals (JavaScript's Number),
+// digit separators and non-ASCII digits (Python's int), case and width.
+func TestRateLimitKeySpellings(t *testing.T) {
+	t.Parallel()
+	for _, spell := range [][]string{
+		{`12`, `"12"`, `12.0`, `1.2e1`, `"+12"`, `"012"`, `" 12 "`, `"12.0"`, `"\u00a012"`, `"\ufeff12"`, `"0xC"`, `"0XC"`, `"0o14"`, `"0b1100"`, `"1_2"`, `"１２"`, `"١٢"`, `"१२"`},
+		{`"main"`, `"MAIN"`, `"ｍａｉｎ"`, `" main"`, `"ma\u200bin"`},
+	} {
+		p := mustLoad(t, limitPolicy)
+		for _, s := range spell[1:] {
+			sess := p.NewSession()
+			for i, a := range []string{spell[0], spell[0]} {
+				if v := sess.Ingress(toolCall(t, i, "comment", `{"pr":`+a+`}`)); v.Rejection != nil {
+					t.Fatalf("call %d refused: %s", i, v.Rejection.Error)
+				}
+			}
+			if v := sess.Ingress(toolCall(t, 9, "comment", `{"pr":`+s+`}`)); v.Rejection == nil {
+				t.Errorf("pr %s after two calls with pr %s: admitted, a fresh allowance", s, spell[0])
+			} else if v.Rejection.ErrorCode != codes.RateLimited {
+				t.Errorf("pr %s refused by %s, not the limit", s, v.Rejection.ErrorCode)
+			}
+		}
+	}
+}
+
+// TestASCIIDigitRanges holds asciiDigit to what it assumes of Unicode:
+// every Nd range is whole runs of ten digits, zero first.
+func TestASCIIDigitRanges(t *testing.T) {
+	t.Parallel()
+	for _, rg := range unicode.Nd.R16 {
+		if rg.Stride != 1 || (rg.Hi-rg.Lo+1)%10 != 0 {
+			t.Errorf("Nd range %U-%U stride %d", rg.Lo, rg.Hi, rg.Stride)
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if rg.Stride != 1 || (rg.Hi-rg.Lo+1)%10 != 0 {
+			t.Errorf("Nd range %U-%U stride %d", rg.Lo, rg.Hi, rg.Stride)
+		}
+	}
+	if got := strings.Map(asciiDigit, "٠١٢٣٤٥٦٧٨٩ ०९ 𝟎𝟗 ab"); got != "0123456789 09 09 ab" {
+		t.Errorf("asciiDigit: %q", got)
 	}
 }
