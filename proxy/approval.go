@@ -116,7 +116,7 @@ func (a *approvals) hold(key message.Key, m *message.Message, v policy.Verdict) 
 	h.promptID = a.prefix + strconv.Itoa(a.seq)
 	a.byID[h.promptID] = h
 	a.byCall[key] = h
-	h.timer = time.AfterFunc(ask.Timeout, func() { a.expire(h.promptID) })
+	h.timer = time.AfterFunc(ask.Timeout, func() { a.r.turns.do(func() { a.expire(h.promptID) }) })
 	a.mu.Unlock()
 	a.r.logApproval(h, eventlog.ActionAsked, "held for the user's approval")
 
@@ -240,14 +240,14 @@ func (r *relay) logApproval(h *heldAsk, action eventlog.Action, what string) {
 		Message: "approval: " + what, PolicyText: true})
 }
 
-// forwardHeld sends a call held by mcpguard to the server, unless it is
-// no longer in flight (cancelled, or answered because the server went
-// away).
+// forwardHeld sends a call held by mcpguard to the server
+// (queueToServer), unless it is no longer in flight (cancelled, or
+// answered because the server went away).
 func (r *relay) forwardHeld(key message.Key, raw []byte) {
 	if !r.pending.has(key) {
 		return
 	}
-	if r.toServer.writeLine(raw) != nil || r.toServer.flush() != nil {
+	if r.queueToServer(raw) != nil {
 		if f, ok := r.pending.take(key); ok {
 			r.answerAgent(message.ErrorReply(f.id(), jsonrpc2.CodeInternalError, "mcpguard: the MCP server is not reading its input", nil))
 		}

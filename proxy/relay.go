@@ -94,6 +94,9 @@ type relay struct {
 	memory    *memoryBudget
 	// labelWarned: the warning that labels cannot be shared was logged.
 	labelWarned atomic.Bool
+	// turns are the writers beside the egress loop; the run's end waits
+	// for them.
+	turns turns
 
 	tel *telemetry.Exporter // nil: export off
 	// ingressArrived and egressArrived are when the line each loop is
@@ -225,9 +228,11 @@ func serve(cfg Config, server *downstream, reloads <-chan struct{}, reloaded fun
 	if reloads != nil {
 		go func() {
 			for range reloads {
-				if p := r.reload(); p != nil && reloaded != nil {
-					reloaded(p)
-				}
+				r.turns.do(func() {
+					if p := r.reload(); p != nil && reloaded != nil {
+						reloaded(p)
+					}
+				})
 			}
 		}()
 	}
@@ -256,6 +261,9 @@ func serve(cfg Config, server *downstream, reloads <-chan struct{}, reloaded fun
 		}
 		r.failInFlight("the MCP server exited before replying")
 	}
+	// What the ingress loop or a timer decided to write goes out before
+	// the last flush; after it nothing more begins.
+	r.turns.end(cfg.Grace)
 	r.toAgent.flush()
 	// What the server wrote to stderr before exiting goes out first; a
 	// process outside the group holding that pipe must not keep us here.
@@ -286,26 +294,44 @@ func (r *relay) ingress() {
 			batches.done()
 		}
 		line, err := lines.next()
-		r.memory.read(len(line))
-		switch {
-		case err == errTooLong:
-			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: message.SniffIDPrefix(lines.prefix),
-				Reason: "message longer than " + strconv.Itoa(r.cfg.MaxRequestBytes) + " bytes"}, nil)
-			continue
-		case err != nil:
-			r.flushToServer()
+		if !r.turns.begin() {
+			// The run has ended: nothing more is relayed, and the
+			// server's input closes as when the agent closes its side.
 			go r.server.stop(r.cfg.Grace)
 			return
-		case isBlank(line):
-			continue
 		}
-		r.ingressArrived = r.arrival()
-		if perr := message.ParseInto(&m, line); perr != nil {
-			r.refuse(perr.(*message.Error), line)
-			continue
+		more := r.fromAgentLine(lines, &m, line, err)
+		r.turns.done()
+		if !more {
+			return
 		}
-		r.fromAgent(&m)
 	}
+}
+
+// fromAgentLine handles what one read from the agent returned, m being
+// the ingress loop's message to parse it into; false when the agent has
+// closed its side.
+func (r *relay) fromAgentLine(lines *lineReader, m *message.Message, line []byte, err error) bool {
+	r.memory.read(len(line))
+	switch {
+	case err == errTooLong:
+		r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: message.SniffIDPrefix(lines.prefix),
+			Reason: "message longer than " + strconv.Itoa(r.cfg.MaxRequestBytes) + " bytes"}, nil)
+		return true
+	case err != nil:
+		r.flushToServer()
+		go r.server.stop(r.cfg.Grace)
+		return false
+	case isBlank(line):
+		return true
+	}
+	r.ingressArrived = r.arrival()
+	if perr := message.ParseInto(m, line); perr != nil {
+		r.refuse(perr.(*message.Error), line)
+		return true
+	}
+	r.fromAgent(m)
+	return true
 }
 
 func isBlank(line []byte) bool {
@@ -685,35 +711,50 @@ func (r *relay) answerFromAgent(m *message.Message) {
 	r.toServerLine(out)
 }
 
-// answerServer writes mcpguard's own reply to the server's request id:
-// queued behind everything written to the server before it, and written
-// out by the server's writer (lineWriter.enqueue), so the egress loop
-// never blocks on the server's input, and the reply is out before the
-// server's stdin is closed. When a server that does not read its input
-// has filled the queue, the loop waits up to the grace period for room,
-// then drops the reply and logs it.
+// answerServer writes mcpguard's own reply to the server's request id
+// (queueToServer); a reply that cannot be written is logged.
 func (r *relay) answerServer(id jsontext.Value, reply []byte) {
-	var timeout <-chan time.Time
-	for {
-		room, err := r.toServer.enqueue(reply)
-		if room == nil && err == nil {
-			return
-		}
-		if err == nil && timeout == nil {
-			timeout = time.After(r.cfg.Grace)
-		}
-		if err == nil {
-			select {
-			case <-room:
-				continue
-			case <-timeout:
-				err = errors.New("the MCP server is not reading its input")
-			}
-		}
+	if err := r.queueToServer(reply); err != nil {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
 			ID: logID(id), Action: eventlog.ActionDropped,
 			Message: "mcpguard's answer to a request of the server could not be written: " + err.Error()})
-		return
+	}
+}
+
+var (
+	// errNotReading: the server left a full queue unread for the grace period.
+	errNotReading = errors.New("the MCP server is not reading its input")
+	// errInputClosed: the relay closed the server's input (the run is ending).
+	errInputClosed = errors.New("the MCP server's input is closed")
+)
+
+// queueToServer writes a line mcpguard sends the server on its own (an
+// answer to a server request, a call held for the tools list or the
+// user, its own tools/list) from a goroutine that must not block on the
+// server's input: the line is queued behind everything written to the
+// server before it and written out by the server's writer
+// (lineWriter.enqueue), before the server's stdin is closed. When a
+// server that does not read its input has filled the queue, it waits up
+// to the grace period for room, then gives up with errNotReading; after
+// the server's stdin is closed it fails at once.
+func (r *relay) queueToServer(line []byte) error {
+	var timeout <-chan time.Time
+	for {
+		room, err := r.toServer.enqueue(line)
+		if err == errClosed {
+			return errInputClosed
+		}
+		if room == nil {
+			return nil
+		}
+		if timeout == nil {
+			timeout = time.After(r.cfg.Grace)
+		}
+		select {
+		case <-room:
+		case <-timeout:
+			return errNotReading
+		}
 	}
 }
 

@@ -74,27 +74,34 @@ func newToolsFetch(r *relay, timeout time.Duration) *toolsFetch {
 // false when too many calls wait already: the caller judges it now.
 func (t *toolsFetch) hold(key message.Key, raw []byte) bool {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if len(t.held) >= maxHeldCalls {
+		t.mu.Unlock()
 		return false
 	}
 	t.held = append(t.held, heldCall{key: key, raw: append([]byte(nil), raw...)})
-	if !t.running {
-		t.running, t.pages = true, 0
-		t.gen++
-		gen := t.gen
-		t.timer = time.AfterFunc(t.timeout, func() { t.finish(gen, "the MCP server did not list its tools within "+t.timeout.String()) })
-		go t.send(gen, t.pageRequest(""))
+	if t.running {
+		t.mu.Unlock()
+		return true
 	}
+	t.running, t.pages = true, 0
+	t.gen++
+	gen := t.gen
+	t.timer = time.AfterFunc(t.timeout, func() {
+		t.r.turns.do(func() { t.finish(gen, "the MCP server did not list its tools within "+t.timeout.String()) })
+	})
+	line := t.pageRequest("")
+	t.mu.Unlock()
+	t.send(gen, line)
 	return true
 }
 
-// send writes one of mcpguard's requests to the server. It runs on its
-// own goroutine: the egress loop must never block on the server's input
-// (the server may be blocked writing output that only it reads).
+// send writes one of mcpguard's requests to the server through its
+// queue (relay.queueToServer): the egress loop must never block on the
+// server's input (the server may be blocked writing output that only it
+// reads). t.mu is not held.
 func (t *toolsFetch) send(gen int, line []byte) {
-	if t.r.toServer.writeLine(line) != nil || t.r.toServer.flush() != nil {
-		t.finish(gen, "the MCP server is not reading its input")
+	if err := t.r.queueToServer(line); err != nil {
+		t.finish(gen, err.Error())
 	}
 }
 
@@ -140,7 +147,7 @@ func (t *toolsFetch) answer(m *message.Message) {
 	case cursor != "" && t.pages < maxToolsPages:
 		line := t.pageRequest(cursor)
 		t.mu.Unlock()
-		go t.send(gen, line)
+		t.send(gen, line)
 	default:
 		t.mu.Unlock()
 		t.finish(gen, "")
@@ -163,11 +170,9 @@ func (t *toolsFetch) finish(gen int, failure string) {
 		t.r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventFailed, Direction: eventlog.Egress,
 			Method: "tools/list", Message: failure + "; calls that need the server's input schema are refused"})
 	}
-	go func() { // off the egress loop, as in send
-		for _, h := range held {
-			t.r.judgeHeld(h)
-		}
-	}()
+	for _, h := range held {
+		t.r.judgeHeld(h)
+	}
 }
 
 // stop abandons a listing in progress at the end of a run.
