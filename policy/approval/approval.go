@@ -22,13 +22,17 @@
 package approval
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
 // Reason is one policy entry that asks for the call: its name (tools.X,
@@ -59,6 +63,7 @@ const (
 	maxValueRunes = 160 // characters of a value before it is cut
 	maxPathBytes  = 120 // bytes of a field path
 	maxReasons    = 8
+	maxMarks      = 2 // combining marks in a row on one character
 )
 
 // The decisions the form offers, as the client sends them back.
@@ -129,21 +134,55 @@ func Message(q Question) string {
 }
 
 // Quote renders text the agent chose on one line: a Go string literal
-// (strconv.Quote: non-printable and invisible characters become escapes),
-// cut to max characters before quoting, with the length of what was cut.
+// (strconv.Quote: non-printable characters become escapes), cut to max
+// characters before quoting, with the length of what was cut. Two kinds
+// of printable characters are escaped too: invisible ones (canon.Invisible:
+// Hangul fillers, the combining grapheme joiner, variation selectors,
+// which strconv.Quote keeps and a renderer draws as nothing, so "a.txt"
+// followed by fillers hides what comes after), and combining marks past
+// maxMarks on one character (stacked marks are drawn over the lines
+// above and below, over mcpguard's own).
 func Quote(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut, n := 0, 0
-	for i := range s {
-		if n == max {
-			cut = i
-			break
+	tail := ""
+	if utf8.RuneCountInString(s) > max {
+		cut, n := 0, 0
+		for i := range s {
+			if n == max {
+				cut = i
+				break
+			}
+			n++
 		}
-		n++
+		s, tail = s[:cut], "... ("+strconv.Itoa(len(s))+" bytes)"
 	}
-	return strconv.Quote(s[:cut]) + "... (" + strconv.Itoa(len(s)) + " bytes)"
+	q := []byte{'"'}
+	run, marks := 0, 0 // start of the run quoted as is; marks in a row
+	for i, r := range s {
+		if marks++; !unicode.In(r, unicode.Mn, unicode.Me) {
+			marks = 0
+		}
+		if !canon.Invisible(r) && marks <= maxMarks {
+			continue
+		}
+		q = append(q, unquoted(s[run:i])...)
+		if r > 0xFFFF {
+			q = fmt.Appendf(q, `\U%08x`, r)
+		} else {
+			q = fmt.Appendf(q, `\u%04x`, r)
+		}
+		run = i + utf8.RuneLen(r)
+	}
+	q = append(append(q, unquoted(s[run:])...), '"')
+	return string(q) + tail
+}
+
+// unquoted is strconv.Quote of s without its quotes.
+func unquoted(s string) string {
+	if s == "" {
+		return ""
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
 
 // writeFields writes one line per scalar in args (field path = value), at
