@@ -3,12 +3,14 @@ package policy
 import (
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/canon"
 	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
@@ -246,4 +248,87 @@ func TestNoLabelsNoCost(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { s.learnResult(c, nil) }); n != 0 {
 		t.Errorf("learnResult allocates %v times without labels", n)
 	}
+	if n := testing.AllocsPerRun(100, func() { _ = p.looseLabelled.match("READе") }); n != 0 {
+		t.Errorf("the loose labels of a name allocate %v times without labels", n)
+	}
+}
+
+// looseFlowPolicy labels tools that a server resolving names loosely may
+// run under other spellings; unknown_tools: allow lets every spelling
+// through the tools: section.
+const looseFlowPolicy = `
+version: 1
+server: desk
+unknown_tools: allow
+tools:
+  read_secret: {labels: [private]}
+  "read_web*": {labels: [untrusted]}
+  fetch: {labels: [untrusted, exfiltrates]}
+  "send_*": {labels: [exfiltrates]}
+flows:
+  - after: [private, untrusted]
+`
+
+// TestFlowLabelsLooseSpellings: a labelled read called under another
+// spelling the server resolves to it (READ_SECRET, a Cyrillic е, a
+// trailing space) still gives the session its label, and the send that
+// follows, under any spelling, is refused naming the spelling called.
+func TestFlowLabelsLooseSpellings(t *testing.T) {
+	p := loadFlowPolicy(t, looseFlowPolicy, nil)
+	for _, tc := range []struct{ private, untrusted, send string }{
+		{"READ_SECRET", "Read_Web_Page", "FETCH"},
+		{"r\u0435ad_secret ", "READ_WEB", "fetch "},
+		{"ｒｅａｄ_ｓｅｃｒｅｔ", "read_w\u0435b_page", "S\u0415ND_MAIL"},
+	} {
+		s := p.NewSession()
+		var logged []LabelEvent
+		s.OnLabel = func(fresh []LabelEvent, err error) { logged = append(logged, fresh...) }
+		call(t, s, tc.private, `{}`, "my notes")
+		call(t, s, tc.untrusted, `{}`, "a page")
+		if len(logged) != 2 || logged[0].Label != Private || logged[1].Label != Untrusted {
+			t.Errorf("%q then %q: labels %+v, want private then untrusted", tc.private, tc.untrusted, logged)
+			continue
+		}
+		v := call(t, s, tc.send, `{"url":"https://example.com/?q=k"}`, "")
+		if v.Rejection == nil || v.Rejection.ErrorCode != codes.Flow {
+			t.Errorf("%q after the reads: %+v", tc.send, v.Rejection)
+		}
+	}
+}
+
+// FuzzLooseLabels: a name that a server resolving names loosely may read
+// as a labelled tool's name (same canon.Loose as an exact entry, or a
+// match of a glob's canon.Fold or canon.LooseGlob) carries at least that
+// entry's labels; seeded with the spellings of known bypasses.
+func FuzzLooseLabels(f *testing.F) {
+	p, err := Load("loose.yaml", []byte(looseFlowPolicy), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{"fetch", "FETCH", "Fetch", "fetch ", " fetch\t", "ｆｅｔｃｈ", "f\u0435tch", "fe\u200btch",
+		"FE\u00adTCH", "fetch\u0000", "READ_SECRET", "r\u0435ad_s\u0435cret", "read_secret\u00a0", "SEND_X", "s\u0435nd_", "send",
+		"read_web", "READ-WEB", "fetc\u04bb", "\u212aelvin", "", "*", "send_*"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, tool string) {
+		got := p.labelsOf(tool)
+		if again := p.labelsOf(tool); again != got {
+			t.Fatalf("%q: labels %b, then %b", tool, got, again)
+		}
+		loose, folded := canon.Loose(tool), canon.Fold(tool)
+		for _, e := range p.tools {
+			var m bool
+			if e.glob {
+				m, _ = path.Match(canon.Fold(e.pattern), folded)
+				if !m {
+					m, _ = path.Match(canon.LooseGlob(e.pattern), loose)
+				}
+			} else {
+				m = canon.Loose(e.pattern) == loose
+			}
+			if m && got&e.labels != e.labels {
+				t.Fatalf("%q reads as %s, labelled %b, but carries %b", tool, e.pattern, e.labels, got)
+			}
+		}
+	})
 }

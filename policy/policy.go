@@ -69,11 +69,12 @@ type Policy struct {
 	// unlisted is the plan of every tool not in calls, when that plan
 	// cannot depend on the name: no tool entries and no ingress rules.
 	unlisted *callPlan
-	// looseDenied and looseAsked are the tools the tools: section denies
-	// and asks about, under every spelling a loose server resolves to
-	// them (see looseNames).
-	looseDenied *looseNames
-	looseAsked  *looseNames
+	// looseDenied, looseAsked and looseLabelled are the tools the tools:
+	// section denies, asks about and labels, under every spelling a loose
+	// server resolves to them (see looseNames).
+	looseDenied   *looseNames
+	looseAsked    *looseNames
+	looseLabelled *looseNames
 
 	ruleSets     sync.Map // method+"\x00"+name → []*ingressRule (see rulesFor)
 	ruleSetCount atomic.Int64
@@ -90,18 +91,29 @@ type Policy struct {
 	labelled bool
 }
 
+// looseEntry is what the entries of one looseNames that match a name
+// say: the first of them (rule), and the labels they give, added up.
+type looseEntry struct {
+	rule   string
+	labels labelSet
+}
+
 // foldGlob is a glob entry of tools:, as canon.Fold reads names (pattern)
 // and as canon.Loose does (loose: canon.LooseGlob).
-type foldGlob struct{ pattern, loose, rule string }
+type foldGlob struct {
+	pattern, loose string
+	looseEntry
+}
 
-// looseNames are the tools one action of the tools: section names, as a
-// server that matches names loosely resolves them: send_email runs for a
-// call of SEND_EMAIL, so an entry that denies or asks about a tool must
-// catch every spelling of it.
+// looseNames are the tools: entries of one kind (those that deny, those
+// that ask, those that label), as a server that matches names loosely
+// resolves them: send_email runs for a call of SEND_EMAIL, so an entry
+// that denies, asks about or labels a tool must catch every spelling of
+// it.
 type looseNames struct {
 	// exact maps the canon.Loose name of every entry with an exact name
-	// to the entry.
-	exact map[string]string
+	// to the entries with that name.
+	exact map[string]looseEntry
 	// fold are the glob entries, to match canon.Fold of a name (GIT_PUSH
 	// for git_*) and canon.Loose of it (gіt_push with a Cyrillic і).
 	fold []foldGlob
@@ -111,55 +123,61 @@ type looseNames struct {
 	count atomic.Int64
 }
 
-// newLooseNames gathers the tools: entries with action a.
-func newLooseNames(tools []*toolEntry, a action) *looseNames {
-	l := &looseNames{exact: map[string]string{}}
+// newLooseNames gathers the tools: entries for which keep is true.
+func newLooseNames(tools []*toolEntry, keep func(*toolEntry) bool) *looseNames {
+	l := &looseNames{exact: map[string]looseEntry{}}
 	for _, t := range tools {
 		switch {
-		case t.action != a:
+		case !keep(t):
 		case t.glob:
-			l.fold = append(l.fold, foldGlob{pattern: canon.Fold(t.pattern), loose: canon.LooseGlob(t.pattern), rule: t.rule})
+			l.fold = append(l.fold, foldGlob{canon.Fold(t.pattern), canon.LooseGlob(t.pattern), looseEntry{t.rule, t.labels}})
 		default:
-			l.exact[canon.Loose(t.pattern)] = t.rule
+			k := canon.Loose(t.pattern)
+			e, ok := l.exact[k]
+			if !ok {
+				e.rule = t.rule
+			}
+			e.labels |= t.labels
+			l.exact[k] = e
 		}
 	}
 	return l
 }
 
-// match returns the entry that names a spelling of tool a loose server
-// may resolve: an exact entry under canon.Loose, a glob under canon.Fold
-// or canon.Loose; "" when none does.
-func (l *looseNames) match(tool string) string {
+// match returns what the entries that name a spelling of tool a loose
+// server may resolve say (an exact entry under canon.Loose, a glob under
+// canon.Fold or canon.Loose); the zero looseEntry when none does.
+func (l *looseNames) match(tool string) looseEntry {
 	if l == nil || len(l.exact) == 0 && len(l.fold) == 0 {
-		return ""
+		return looseEntry{}
 	}
 	if v, ok := l.seen.Load(tool); ok {
-		return v.(string)
+		return v.(looseEntry)
 	}
 	loose := canon.Loose(tool)
-	rule, ok := l.exact[loose]
-	if !ok {
-		folded := canon.Fold(tool)
-		for _, g := range l.fold {
-			m, _ := path.Match(g.pattern, folded)
-			if !m {
-				m, _ = path.Match(g.loose, loose)
+	e := l.exact[loose]
+	folded := canon.Fold(tool)
+	for _, g := range l.fold {
+		m, _ := path.Match(g.pattern, folded)
+		if !m {
+			m, _ = path.Match(g.loose, loose)
+		}
+		if m {
+			if e.rule == "" {
+				e.rule = g.rule
 			}
-			if m {
-				rule = g.rule
-				break
-			}
+			e.labels |= g.labels
 		}
 	}
 	if l.count.Add(1) <= maxCachedRuleSets {
-		l.seen.Store(tool, rule)
+		l.seen.Store(tool, e)
 	}
-	return rule
+	return e
 }
 
 // looseDeny returns the entry that denies a spelling of tool a loose
 // server may resolve, "" when none does.
-func (p *Policy) looseDeny(tool string) string { return p.looseDenied.match(tool) }
+func (p *Policy) looseDeny(tool string) string { return p.looseDenied.match(tool).rule }
 
 // callPlan is everything the policy says about calls of one tool: the
 // tools: decision and the ingress rules that apply, in policy order.
@@ -173,8 +191,9 @@ type callPlan struct {
 // ingress rules' tools lists.
 func (p *Policy) planCalls() {
 	p.calls = map[string]*callPlan{}
-	p.looseDenied = newLooseNames(p.tools, actionDeny)
-	p.looseAsked = newLooseNames(p.tools, actionAsk)
+	p.looseDenied = newLooseNames(p.tools, func(t *toolEntry) bool { return t.action == actionDeny })
+	p.looseAsked = newLooseNames(p.tools, func(t *toolEntry) bool { return t.action == actionAsk })
+	p.looseLabelled = newLooseNames(p.tools, func(t *toolEntry) bool { return t.labels != 0 })
 	add := func(name string) {
 		if _, done := p.calls[name]; !done {
 			p.calls[name] = p.newCallPlan(name)
@@ -199,8 +218,12 @@ func (p *Policy) newCallPlan(tool string) *callPlan {
 		// Another spelling of a tool the policy asks about, as looseDeny
 		// for deny: planned here, so that a call of a tool nothing asks
 		// about pays nothing for the ask entries.
-		c.ask = p.looseAsked.match(tool)
+		c.ask = p.looseAsked.match(tool).rule
 	}
+	// Another spelling of a tool the policy labels: a labelled fetch is
+	// labelled as FETCH too, or a loose server would run the exfiltrating
+	// tool outside the flows: rules, and a private read would set nothing.
+	c.labels |= p.looseLabelled.match(tool).labels
 	return c
 }
 
@@ -262,7 +285,7 @@ func (p *Policy) WithEnvironment(environ []string) (*Policy, error) {
 func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
 		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, AskTimeout: p.AskTimeout, lock: p.lock, linted: p.linted, schemas: p.schemas, tools: p.tools, ingress: p.ingress, egress: p.egress, limits: p.limits,
-		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, looseAsked: p.looseAsked, secrets: p.secrets, serverRequests: p.serverRequests,
+		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, looseAsked: p.looseAsked, looseLabelled: p.looseLabelled, secrets: p.secrets, serverRequests: p.serverRequests,
 		flows: p.flows, labelled: p.labelled}
 }
 
