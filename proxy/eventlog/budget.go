@@ -27,12 +27,13 @@ import (
 // its method or tool names cannot buy itself lines nor erase which check
 // refused.
 //
-// The two sources are the agent's own messages (direction ingress, other
-// than answers to the server's requests) and everything else, whose rate
-// the server drives. Each has its own lines and kinds, so a hostile
-// server's flood cannot spend the budget that the agent's refused calls
-// (a prompt injection's attempt) are written from. The zero Budget writes
-// every line.
+// The three sources are the agent's own messages (direction ingress,
+// other than answers to the server's requests), mcpguard's own events
+// (start, exit, reload, warnings, labels: a few a process, or one a
+// SIGHUP) and everything else, whose rate the server drives. Each has its
+// own lines and kinds, so a hostile server's flood cannot spend the budget
+// that the agent's refused calls (a prompt injection's attempt) or a
+// failed reload are written from. The zero Budget writes every line.
 type Budget struct {
 	Window  time.Duration
 	PerKind int
@@ -41,8 +42,8 @@ type Budget struct {
 }
 
 // DefaultBudget writes at most 20 lines of a kind and 200 in all of each
-// source a minute, plus at most one summary line a kind: about 6 KiB/s at
-// most.
+// source a minute, plus at most one summary line a kind: a peer's flood
+// costs about 3 KiB/s at most, both peers' about 6 KiB/s.
 var DefaultBudget = Budget{Window: time.Minute, PerKind: 20, Lines: 200, Kinds: 256}
 
 // kindKey is what makes two lines of the same kind (see Budget); its
@@ -58,12 +59,20 @@ type kindKey struct {
 // against the server's source.
 var serverAsks = map[string]bool{"roots/list": true, "sampling/createMessage": true, "elicitation/create": true, "ping": true}
 
-// source is the budget a line is written from: 0 the agent's, 1 the server's.
+// ownEvents are the kinds of line mcpguard writes of itself, whatever the
+// peers do.
+var ownEvents = map[Kind]bool{EventStart: true, EventExit: true, EventReload: true, EventWarning: true, EventLabel: true}
+
+// source is the budget a line is written from: 0 the agent's, 1
+// mcpguard's own, 2 the server's.
 func (k kindKey) source() int {
-	if k.direction == Ingress && !serverAsks[k.method] {
+	switch {
+	case k.direction == Ingress && !serverAsks[k.method]:
 		return 0
+	case ownEvents[k.event]:
+		return 1
 	}
-	return 1
+	return 2
 }
 
 // overflow is the kind a line is counted under once its source has told
@@ -91,7 +100,7 @@ type limiter struct {
 	now   func() time.Time
 	mu    sync.Mutex
 	start time.Time
-	pools [2]pool
+	pools [3]pool
 	kinds map[kindKey]*kindCount
 	timer *time.Timer
 }
@@ -185,6 +194,6 @@ func (l *limiter) flushLocked(now time.Time) {
 				c.suppressed, l.b.PerKind, l.b.Lines, shortDuration(l.b.Window)))
 	}
 	clear(l.kinds)
-	l.pools = [2]pool{}
+	l.pools = [3]pool{}
 	l.start = now
 }

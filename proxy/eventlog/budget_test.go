@@ -195,3 +195,20 @@ func tailLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
+
+// TestBudgetServerFloodCannotHideOwnEvents: mcpguard's own lines (a
+// failed reload with its reason, a warning) are not the server's to
+// spend either.
+func TestBudgetServerFloodCannotHideOwnEvents(t *testing.T) {
+	var buf bytes.Buffer
+	c := &clock{t: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}
+	l := budgetLogger(&buf, DefaultBudget, c)
+	for i := range 5_000 {
+		l.Log(Event{Level: zerolog.ErrorLevel, Event: EventMalformed, Method: "x" + strconv.Itoa(i), Message: "junk"})
+		l.Log(junk(i))
+	}
+	l.Log(Event{Level: zerolog.ErrorLevel, Event: EventReload, Message: "policy reload failed; the policy in force stays: fs.yaml:3:1"})
+	if !strings.Contains(buf.String(), "fs.yaml:3:1") {
+		t.Fatalf("the failed reload was not written after a server flood:\n%s", tailLines(buf.String(), 3))
+	}
+}
