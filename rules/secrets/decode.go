@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -479,23 +478,6 @@ func texty(b []byte) bool {
 // reading removes or narrows (see hiddenNeedles): the raw check decodes
 // the string that holds one.
 const hiddenOwner = 1 << 30
-
-// hiddenNeedles are the UTF-8 forms of the characters a reading removes
-// (canon.Invisible) or narrows (fullwidth forms) in the Basic
-// Multilingual Plane, and the lead bytes of plane 14 (tags, variation
-// selectors).
-var hiddenNeedles = sync.OnceValue(func() []string {
-	out := []string{"\xf3\xa0"}
-	for r := rune(0x80); r < 0x10000; r++ {
-		if utf16.IsSurrogate(r) {
-			continue
-		}
-		if canon.Invisible(r) || narrow(r) != r {
-			out = append(out, string(r))
-		}
-	}
-	return out
-})
 
 // nextPercent returns the offset of the first percent escape of s from
 // i on, or -1.

@@ -76,10 +76,30 @@ type rule struct {
 	allow    []allow
 }
 
+//go:generate go test -run ^TestTables$ -update
+
+// leading is a rule's leading literals (leadingLiterals), generated
+// into tables.go at build time: parsing every regex at start took a
+// third of mcpguard's start.
+type leading struct {
+	id   string
+	lits []string
+	wb   bool
+}
+
+// leadingOf returns the leading literals of spec, the i-th of ruleSpecs:
+// from tables.go, or from a parse of its regex when the table does not
+// hold it (TestTables fails then).
+func leadingOf(i int, spec *ruleSpec) ([]string, bool) {
+	if i < len(leadingTable) && leadingTable[i].id == spec.id {
+		return leadingTable[i].lits, leadingTable[i].wb
+	}
+	return leadingLiterals(spec.regex)
+}
+
 // findAnchors sets r.anchors when every match of the rule starts with one
-// of its keywords.
-func (r *rule) findAnchors() {
-	lits, wb := leadingLiterals(r.spec.regex)
+// of its keywords; lits and wb are the regex's leading literals.
+func (r *rule) findAnchors(lits []string, wb bool) {
 	if len(lits) == 0 {
 		return
 	}

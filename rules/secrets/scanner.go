@@ -105,17 +105,29 @@ func flagsAfterSpace(flags ...string) []string {
 // where the name or the scheme does.
 var backAnchored = map[string]bool{"jwt": true, "credential-assignment": true, "aws-secret-access-key": true, "url-password": true}
 
+// ruleSpecs are every rule: gitleaks' then mcpguard's own.
+func ruleSpecs() []*ruleSpec {
+	out := make([]*ruleSpec, 0, len(gitleaksRules)+len(ownRules))
+	for i := range gitleaksRules {
+		out = append(out, &gitleaksRules[i])
+	}
+	for i := range ownRules {
+		out = append(out, &ownRules[i])
+	}
+	return out
+}
+
 var allRules = sync.OnceValue(func() []*rule {
-	specs := append(append([]ruleSpec(nil), gitleaksRules...), ownRules...)
+	specs := ruleSpecs()
 	out := make([]*rule, len(specs))
 	for i := range specs {
-		spec := &specs[i]
+		spec := specs[i]
 		kws := spec.keywords
 		if o, ok := keywordOverride[spec.id]; ok {
 			kws = o
 		}
 		out[i] = &rule{spec: spec, index: i, keywords: kws}
-		out[i].findAnchors()
+		out[i].findAnchors(leadingOf(i, spec))
 		out[i].confirm = confirmAfter[spec.id]
 		if out[i].confirm != nil {
 			out[i].tail = confirmTail(spec.id, spec.regex)
@@ -200,7 +212,7 @@ func New(o Options) (*Scanner, error) {
 			sc.slashNeedle = true
 		}
 	}
-	for _, h := range hiddenNeedles() {
+	for _, h := range hiddenNeedles {
 		needles = append(needles, needle{text: h, owner: hiddenOwner})
 	}
 	sc.idx = newIndex(needles)
