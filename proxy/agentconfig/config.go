@@ -12,6 +12,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tailscale/hujson"
+
+	"github.com/mcpguard/mcpguard/proxy/launcher"
 )
 
 // Kind is what wrap can do with a server entry.
@@ -327,80 +329,32 @@ func IsGuardCommand(exe string) func(string) bool {
 var guardName = regexp.MustCompile(`^mcpguard(?:[-_@.]?v?[0-9][0-9a-z.+_-]*)?(?:\.exe)?$`)
 
 // guardIn finds mcpguard in an entry's command line, run directly or
-// through a launcher: env (options and NAME=VALUE words skipped), npx,
-// bunx, pnpm dlx, yarn dlx, uvx, pipx run (mcpguard as the package), and
-// sh/bash/zsh/dash -c "mcpguard ...". It returns the launcher ("" when
+// through launchers (launcher.Next: env, npx, bunx, pnpm dlx, yarn dlx,
+// uvx, pipx run with mcpguard as the package, sh/bash/zsh/dash -c
+// "mcpguard ..."). It returns the launcher ("" when
 // mcpguard is the command) and mcpguard's own arguments. An entry
 // guarded through a launcher must not be wrapped a second time, and a
 // status that called it UNGUARDED would send the user to do just that.
-func guardIn(command string, args []string, isGuard func(string) bool) (launcher string, rest []string, ok bool) {
+func guardIn(command string, args []string, isGuard func(string) bool) (via string, rest []string, ok bool) {
 	if isGuard(command) {
 		return "", args, true
 	}
 	argv := append([]string{command}, args...)
 	for depth := 0; depth < 4 && len(argv) > 0; depth++ {
 		base := strings.ToLower(filepath.Base(argv[0]))
-		next := []string(nil)
-		switch base {
-		case "env":
-			i := 1
-			for i < len(argv) && (strings.HasPrefix(argv[i], "-") || strings.Contains(argv[i], "=")) {
-				if argv[i] == "-u" || argv[i] == "-C" || argv[i] == "-S" {
-					i++
-				}
-				i++
-			}
-			next = argv[min(i, len(argv)):]
-		case "npx", "bunx", "uvx", "pnpx":
-			next = skipLauncherFlags(argv[1:])
-		case "pnpm", "yarn", "bun", "npm", "pipx", "uv":
-			if len(argv) > 1 && (argv[1] == "dlx" || argv[1] == "exec" || argv[1] == "x" || argv[1] == "run" || argv[1] == "tool") {
-				rest := argv[2:]
-				if base == "uv" && len(rest) > 0 && rest[0] == "run" {
-					rest = rest[1:]
-				}
-				next = skipLauncherFlags(rest)
-			}
-		case "sh", "bash", "zsh", "dash", "ash", "ksh":
-			for i := 1; i+1 < len(argv); i++ {
-				if strings.HasPrefix(argv[i], "-") && strings.Contains(argv[i], "c") && !strings.HasPrefix(argv[i], "--") {
-					next = strings.Fields(argv[i+1])
-					if len(next) > 0 && next[0] == "exec" {
-						next = next[1:]
-					}
-					break
-				}
-			}
-		}
+		next := launcher.Next(argv)
 		if len(next) == 0 {
 			return "", nil, false
 		}
-		if launcher == "" {
-			launcher = base
+		if via == "" {
+			via = base
 		}
 		if isGuard(next[0]) || guardName.MatchString(strings.ToLower(filepath.Base(packageName(next[0])))) {
-			return launcher, next[1:], true
+			return via, next[1:], true
 		}
 		argv = next
 	}
 	return "", nil, false
-}
-
-// skipLauncherFlags drops a package runner's own options (-y, --yes,
-// --quiet, -p PKG, --package=PKG) and returns the command it runs.
-func skipLauncherFlags(argv []string) []string {
-	i := 0
-	for i < len(argv) && strings.HasPrefix(argv[i], "-") {
-		switch argv[i] {
-		case "-p", "--package", "--from", "--with", "--spec", "--python":
-			i++
-		}
-		i++
-	}
-	if i >= len(argv) {
-		return nil
-	}
-	return argv[i:]
 }
 
 // escape makes s one JSON pointer token (RFC 6901).

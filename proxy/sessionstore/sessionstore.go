@@ -6,15 +6,34 @@
 // # The session key
 //
 // An agent starts each of its MCP servers, here each mcpguard, as a child
-// process: the processes of one session share a parent. The key is that
-// parent's process id and its start time (on Linux field 22 of
-// /proc/PID/stat, clock ticks since boot, with the boot id; on macOS
-// kern.proc.pid's p_starttime), so a pid the kernel reuses for another
-// process after the agent exits never joins that process to the old
-// session. An mcpguard whose parent is init (orphaned, or started by a
-// service manager), or one started through a wrapper process per server
-// (`sh -c`, `npx` of mcpguard itself), has no session to share: it keeps
-// its labels to itself.
+// process, directly or through a launcher of its own (a server entry of
+// `sh -c "mcpguard ..."`, `env A=1 mcpguard`, `npx mcpguard`, `npm exec
+// mcpguard`, node running npx): the processes of one session share an
+// ancestor, the agent. The key is the first ancestor of mcpguard that is
+// not a launcher (launcher.Running, the same definition by which the
+// agent configuration code finds mcpguard behind a launcher: env, the
+// package runners npx, bunx, uvx, pnpx and npm, pnpm, yarn, bun, pipx, uv
+// running exec, dlx, x, run or tool, a shell running -c, and those run by
+// node or python or under the title npm gives itself), at most
+// maxLaunchers of them skipped. A shell running a script file, an
+// interpreter running any other script, and every other program is the
+// agent. The key holds that process's id and its start time (on Linux
+// field 22 of /proc/PID/stat, clock ticks since boot, with the boot id;
+// on macOS kern.proc.pid's p_starttime), so a pid the kernel reuses for
+// another process after the agent exits never joins that process to the
+// old session.
+//
+// Walking up cannot be used to join or split sessions: mcpguard's
+// ancestors are the agent and the launchers its configuration names,
+// which neither the model nor a server chooses. A hostile server is a
+// child of mcpguard, never an ancestor; the command lines read are the
+// ancestors' own. Skipping a launcher only ever lands on the agent that
+// started it, which is the session; and a process of the user's that
+// rewrites its own command line or kills a launcher can as well edit the
+// store (out of scope, below). An mcpguard whose agent is init
+// (orphaned, or started by a service manager), or with more than
+// maxLaunchers launchers above it, has no session to share: it keeps its
+// labels to itself.
 //
 // # The store
 //
@@ -55,6 +74,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/proxy/launcher"
 )
 
 // maxFileBytes bounds what is read of a session file: a few label
@@ -74,21 +94,37 @@ type Key struct {
 
 func (k Key) file() string { return strconv.Itoa(k.PID) + "-" + k.Start + suffix }
 
-// ErrNoSession says mcpguard's parent is not an agent whose session can be
-// shared (it is init, or its start time cannot be read).
+// ErrNoSession says mcpguard's agent is not a process whose session can
+// be shared (it is init, or its start time cannot be read).
 var ErrNoSession = errors.New("mcpguard's parent process is not an agent session that can be shared")
 
-// ParentKey returns the key of the session of mcpguard's parent process.
-func ParentKey() (Key, error) {
-	ppid := os.Getppid()
-	if ppid <= 1 {
-		return Key{}, ErrNoSession
+// maxLaunchers bounds the launchers walked past between mcpguard and its
+// agent (npx, then npm's sh -c, then env is three).
+const maxLaunchers = 8
+
+// ParentKey returns the key of the session of mcpguard's agent: its
+// parent process, or the first ancestor past the launchers that started
+// mcpguard (see the package documentation).
+func ParentKey() (Key, error) { return agentKey(os.Getppid()) }
+
+// agentKey returns the key of the first process that is not a launcher,
+// from pid up.
+func agentKey(pid int) (Key, error) {
+	for range maxLaunchers + 1 {
+		if pid <= 1 {
+			return Key{}, ErrNoSession
+		}
+		argv, ppid, err := processArgs(pid)
+		if err != nil || !launcher.Running(argv) {
+			start, err := processStart(pid)
+			if err != nil {
+				return Key{}, fmt.Errorf("%w: %v", ErrNoSession, err)
+			}
+			return Key{PID: pid, Start: start}, nil
+		}
+		pid = ppid
 	}
-	start, err := processStart(ppid)
-	if err != nil {
-		return Key{}, fmt.Errorf("%w: %v", ErrNoSession, err)
-	}
-	return Key{PID: ppid, Start: start}, nil
+	return Key{}, fmt.Errorf("%w: more than %d launchers above mcpguard", ErrNoSession, maxLaunchers)
 }
 
 // Store is the label file of one session, opened on first use. It
@@ -96,8 +132,6 @@ func ParentKey() (Key, error) {
 type Store struct {
 	dir string
 	key Key
-
-	parent bool // ForParent: the agent is mcpguard's parent
 
 	mu   sync.Mutex
 	f    *os.File
@@ -109,11 +143,11 @@ type Store struct {
 // disk until the first Record or Held.
 func New(dir string, key Key) *Store { return &Store{dir: dir, key: key} }
 
-// ForParent returns the store of the session of mcpguard's parent
-// process, in Dir; both are found on first use, so a process that never
+// ForParent returns the store of the session of mcpguard's agent
+// (ParentKey), in Dir; both are found on first use, so a process that never
 // meets a label reads nothing and creates nothing. Without a session to
 // share (ErrNoSession), Record and Held do nothing.
-func ForParent() *Store { return &Store{parent: true} }
+func ForParent() *Store { return &Store{} }
 
 // Dir returns the private directory the session files live in, creating
 // it (0700) when missing: $XDG_RUNTIME_DIR/mcpguard when XDG_RUNTIME_DIR
@@ -294,8 +328,7 @@ func holds(events []policy.LabelEvent, l policy.Label) bool {
 }
 
 // Close closes the file, and removes it when the session's agent has
-// exited (mcpguard's parent is no longer it): nothing of a session
-// outlives it.
+// exited: nothing of a session outlives it.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -304,7 +337,7 @@ func (s *Store) Close() error {
 	}
 	err := s.f.Close()
 	s.f = nil
-	if s.parent && os.Getppid() != s.key.PID || !alive(s.key) {
+	if !alive(s.key) {
 		if rerr := os.Remove(filepath.Join(s.dir, s.key.file())); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			err = rerr
 		}

@@ -30,6 +30,15 @@ func TestMain(m *testing.M) {
 }
 
 func helper(spec string) int {
+	if spec == "key" {
+		k, err := ParentKey()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Printf("%d %s %d\n", k.PID, k.Start, os.Getppid())
+		return 0
+	}
 	parts := strings.Split(spec, ":")
 	pid, _ := strconv.Atoi(parts[2])
 	s := New(parts[1], Key{PID: pid, Start: parts[3]})
@@ -265,7 +274,62 @@ func TestUnsafeDirectories(t *testing.T) {
 	}
 }
 
-// TestParentKey: the key names this process's parent and is stable.
+// TestKeyPastLaunchers: an mcpguard started through launchers (a real
+// sh -c, nested, with env, under the title npm exec gives itself) has the
+// key of the process above them, as one started directly does; a shell
+// running a script file is an agent of its own, and keeps its session.
+func TestKeyPastLaunchers(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := selfKey(t)
+	script := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(script, []byte("'"+exe+"' -test.run=^$\nexit $?\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// "; exit $?" keeps the shell from exec'ing the last command: it
+	// stays between the test (the agent) and the helper (mcpguard).
+	run := "'" + exe + "' -test.run=^$; exit $?"
+	for _, tc := range []struct {
+		name     string
+		argv     []string
+		viaShell bool // the helper's parent is a shell, not this process
+		agent    bool // the key is this process
+	}{
+		{"direct", []string{exe, "-test.run=^$"}, false, true},
+		{"sh -c", []string{"sh", "-c", run}, true, true},
+		{"env, sh -c, sh -c", []string{"env", "A=1", "sh", "-c", "sh -c \"" + run + "\"; exit $?"}, true, true},
+		{"npm exec title", []string{"bash", "-c", "exec -a 'npm exec mcpguard' sh -c \"" + run + "\""}, true, true},
+		{"sh running a script", []string{"sh", script}, true, false},
+	} {
+		cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
+		cmd.Env = append(os.Environ(), helperEnv+"=key")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v: %s", tc.name, err, stderr.Bytes())
+		}
+		var k Key
+		var ppid int
+		if _, err := fmt.Sscanf(string(out), "%d %s %d", &k.PID, &k.Start, &ppid); err != nil {
+			t.Fatalf("%s: %q: %v", tc.name, out, err)
+		}
+		if (ppid != os.Getpid()) != tc.viaShell {
+			t.Errorf("%s: the helper's parent is %d (this process %d): the wrapper did not stay", tc.name, ppid, os.Getpid())
+		}
+		if (k == self) != tc.agent {
+			t.Errorf("%s: key %+v, this process %+v, want the same: %v", tc.name, k, self, tc.agent)
+		}
+		if !tc.agent && k.PID != ppid {
+			t.Errorf("%s: key %+v, want the script's shell %d", tc.name, k, ppid)
+		}
+	}
+}
+
+// TestParentKey: the key names this process's agent and is stable.
 func TestParentKey(t *testing.T) {
 	t.Parallel()
 	a, err := ParentKey()
@@ -273,7 +337,8 @@ func TestParentKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := ParentKey()
-	if a != b || a.PID != os.Getppid() || strings.ContainsAny(a.Start, "-/") {
+	want, _ := agentKey(os.Getppid())
+	if a != b || a != want || strings.ContainsAny(a.Start, "-/") {
 		t.Fatalf("keys %+v %+v", a, b)
 	}
 	if k, ok := parseName(a.file()); !ok || k != a {

@@ -41,3 +41,29 @@ func processStart(pid int) (string, error) {
 	}
 	return fields[19] + "." + id, nil
 }
+
+// processArgs returns the argument vector of process pid and its parent's
+// pid (/proc/PID/cmdline and field 4 of /proc/PID/stat).
+func processArgs(pid int) (argv []string, ppid int, err error) {
+	proc := "/proc/" + strconv.Itoa(pid)
+	stat, err := os.ReadFile(proc + "/stat")
+	if err != nil {
+		return nil, 0, err
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return nil, 0, errors.New("unreadable /proc stat")
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 2 {
+		return nil, 0, errors.New("unreadable /proc stat")
+	}
+	if ppid, err = strconv.Atoi(fields[1]); err != nil {
+		return nil, 0, err
+	}
+	cmdline, err := os.ReadFile(proc + "/cmdline")
+	if err != nil {
+		return nil, 0, err
+	}
+	return strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"), ppid, nil
+}
