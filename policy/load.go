@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/goccy/go-yaml"
@@ -251,7 +252,10 @@ func tokenPosition(n ast.Node) position {
 	return position{1, 1}
 }
 
-var policySchema = func() *jsonschema.Schema {
+// policySchema is policy.schema.json compiled, on the first policy file
+// validated: the embedded baseline needs no validation, and compiling
+// the schema was a seventh of every start.
+var policySchema = sync.OnceValue(func() *jsonschema.Schema {
 	c := jsonschema.NewCompiler()
 	delete(c.Loaders, "http")
 	delete(c.Loaders, "https")
@@ -260,12 +264,12 @@ var policySchema = func() *jsonschema.Schema {
 		panic("policy.schema.json does not compile: " + err.Error())
 	}
 	return s
-}()
+})
 
 // validateAgainstSchema checks the document against policy.schema.json and
 // locates each failure in the YAML.
 func validateAgainstSchema(doc []byte, at func(pointer, msg string) *Error) Errors {
-	res := policySchema.ValidateJSON(doc)
+	res := policySchema().ValidateJSON(doc)
 	if res.IsValid() {
 		return nil
 	}
