@@ -166,6 +166,7 @@ func (s *Session) followClient() {
 		cs.check[r], cs.roots[r] = r.check, r.roots
 		if len(roots) > len(r.roots) {
 			if ps, err := rules.NewPathScope(roots); err == nil {
+				ps.Protect(s.policy().ownFiles...)
 				cs.check[r], cs.roots[r] = ps, roots
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/kaptinlin/jsonschema"
 
 	"github.com/mcpguard/mcpguard/policy/pins"
+	"github.com/mcpguard/mcpguard/rules"
 )
 
 // SchemaJSON is the JSON Schema every policy file is validated against. It
@@ -89,7 +90,20 @@ func LoadFileWithoutLock(path string) (*Policy, error) {
 	if p.Pins != "" && !filepath.IsAbs(p.Pins) {
 		p.Pins = filepath.Join(filepath.Dir(path), p.Pins)
 	}
+	p.protect(path, p.Pins)
 	return p, nil
+}
+
+// protect makes every path_scope check of p refuse the policy's own
+// files (rules.PathScope.Protect), and remembers them for the checks a
+// session builds from the client's roots.
+func (p *Policy) protect(files ...string) {
+	p.ownFiles = files
+	for _, r := range p.ingress {
+		if ps, ok := r.check.(*rules.PathScope); ok {
+			ps.Protect(files...)
+		}
+	}
 }
 
 // Lock returns the lock file the policy enforces, nil when it has none.

@@ -1,8 +1,15 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/codes"
 )
 
 func TestLoadReportsWhereAndWhat(t *testing.T) {
@@ -87,6 +94,64 @@ ingress:
 	for name, denied := range map[string]bool{"read": false, "git_log": false, "rm": true, "other": true} {
 		if p.Denied(name) != denied {
 			t.Errorf("Denied(%q) = %v", name, !denied)
+		}
+	}
+}
+
+// TestPathScopeProtectsOwnFiles: an injected agent that can write files
+// through a guarded file server must not rewrite the policy or lock file
+// that guards it (in force from the next start or SIGHUP), under any
+// spelling of their path; other files in the same root stay writable.
+func TestPathScopeProtectsOwnFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	text := "version: 1\npins: fs.lock.yaml\ningress:\n  - fields: [path]\n    check: path_scope\n    roots: [\"" + dir + "\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "fs.yaml"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadFileWithoutLock(filepath.Join(dir, "fs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.NewSession()
+	call := func(path string) *message.Rejection {
+		args, _ := json.Marshal(map[string]string{"path": path, "content": "version: 1\n"})
+		return s.Ingress(toolCall(t, 1, "write_file", string(args))).Rejection
+	}
+	for _, path := range []string{dir + "/fs.yaml", dir + "/./fs.yaml", dir + "/link/fs.yaml", dir + "//fs.lock.yaml", "fs.yaml"} {
+		if rej := call(path); rej == nil || rej.ErrorCode != codes.PathScope {
+			t.Errorf("write_file %s: %+v, want a path_scope refusal", path, rej)
+		}
+	}
+	if rej := call(dir + "/notes.txt"); rej != nil {
+		t.Errorf("write_file notes.txt refused: %s", rej.Error)
+	}
+}
+
+// TestClientRootsProtectOwnFiles: a root the client names (the server's
+// command line) holding the policy does not open the policy to writes.
+func TestClientRootsProtectOwnFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	text := "version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n"
+	if err := os.WriteFile(filepath.Join(dir, "fs.yaml"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadFileWithoutLock(filepath.Join(dir, "fs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []*Policy{p, p.WithMode(Enforce)} {
+		s := q.NewSession()
+		s.SetServerArgv([]string{"npx", "@modelcontextprotocol/server-filesystem", dir})
+		for path, refused := range map[string]bool{dir + "/fs.yaml": true, dir + "/notes.txt": false} {
+			args, _ := json.Marshal(map[string]string{"path": path})
+			if rej := s.Ingress(toolCall(t, 1, "write_file", string(args))).Rejection; (rej != nil) != refused {
+				t.Errorf("write_file %s: %+v, want refused %v", path, rej, refused)
+			}
 		}
 	}
 }

@@ -46,7 +46,8 @@ type Policy struct {
 	// for an answer before it is denied (approval: {timeout:}).
 	AskTimeout time.Duration
 
-	lock *pins.Lock // read from Pins by LoadFile; nil: pin on first sight
+	lock     *pins.Lock // read from Pins by LoadFile; nil: pin on first sight
+	ownFiles []string   // the policy and lock files, refused by its path_scope checks (protect)
 	// linted is shared by the pin state of every session (and copy) of p.
 	linted *pins.LintCache
 	// schemas holds the server schemas every session (and copy) of p
@@ -286,7 +287,7 @@ func (p *Policy) WithMode(m Mode) *Policy {
 	return &Policy{Source: p.Source, Server: p.Server, Mode: m, DenyUnknown: p.DenyUnknown,
 		RejectAsError: p.RejectAsError, Pins: p.Pins, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, AskTimeout: p.AskTimeout, lock: p.lock, linted: p.linted, schemas: p.schemas, tools: p.tools, ingress: p.ingress, egress: p.egress, limits: p.limits,
 		calls: p.calls, unlisted: p.unlisted, looseDenied: p.looseDenied, looseAsked: p.looseAsked, looseLabelled: p.looseLabelled, secrets: p.secrets, serverRequests: p.serverRequests,
-		flows: p.flows, labelled: p.labelled}
+		flows: p.flows, labelled: p.labelled, ownFiles: p.ownFiles}
 }
 
 // sortTools puts exact names before globs, each in name order, so that

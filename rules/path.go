@@ -112,6 +112,7 @@ type PathScope struct {
 	roots []string // every root cleaned, plus its resolved form when that differs
 	real  []string // the resolved roots: paths known to hold no symlink
 	home  string   // home directory of this process, cleaned; "" if unknown
+	own   []string // files refused inside the roots too (Protect), as written and resolved
 }
 
 const (
@@ -155,6 +156,46 @@ func (p *PathScope) addRoot(r string) {
 	if !slices.Contains(p.roots, r) {
 		p.roots = append(p.roots, r)
 	}
+}
+
+// Protect refuses paths inside the roots: mcpguard's own policy and lock
+// files. An injected agent that can write files through the server it
+// guards would otherwise rewrite the policy that guards it, in force from
+// the next start or SIGHUP. Each path counts as written (made absolute
+// against the working directory) and with its symlinks resolved; a path
+// the server may read as one of them, through any spelling Check knows,
+// is refused. Call it before the check is used.
+func (p *PathScope) Protect(paths ...string) {
+	for _, f := range paths {
+		if f == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			continue
+		}
+		for _, c := range []string{abs, ""} {
+			if c == "" {
+				if c, err = resolve(abs); err != nil {
+					break
+				}
+			}
+			if !slices.Contains(p.own, c) {
+				p.own = append(p.own, c)
+			}
+		}
+	}
+}
+
+// owned reports whether the clean absolute path c is a protected file or
+// lies under one.
+func (p *PathScope) owned(c string) bool {
+	for _, f := range p.own {
+		if c == f || strings.HasPrefix(c, f) && c[len(f)] == '/' {
+			return true
+		}
+	}
+	return false
 }
 
 // Contains reports whether the clean absolute path c is a root, or lies
@@ -348,6 +389,9 @@ func (p *PathScope) contain(abs string) *Finding {
 	if !p.inside(clean) {
 		return pathFinding("path is outside the allowed roots")
 	}
+	if p.owned(clean) {
+		return ownFinding
+	}
 	// Without a ".." the two walks meet the same components.
 	hasDotDot := strings.Contains(abs, "..")
 	for k, r := range [2]string{abs, clean} {
@@ -364,6 +408,9 @@ func (p *PathScope) contain(abs string) *Finding {
 		if !p.inside(res) {
 			return pathFinding("path is outside the allowed roots through a symbolic link")
 		}
+		if p.owned(res) {
+			return ownFinding
+		}
 	}
 	return nil
 }
@@ -378,6 +425,10 @@ func (p *PathScope) inside(c string) bool {
 	}
 	return false
 }
+
+// ownFinding refuses a path Protect names.
+var ownFinding = reject(codes.PathScope, "path is one of mcpguard's own files (its policy or lock file): an agent that could write it could change what mcpguard allows",
+	"Leave mcpguard's policy and lock files to the user; edit them outside the agent.")
 
 func pathFinding(reason string) *Finding {
 	return reject(codes.PathScope, reason, pathRemediation)
