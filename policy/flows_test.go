@@ -332,3 +332,41 @@ func FuzzLooseLabels(f *testing.F) {
 		}
 	})
 }
+
+// TestShippedLabels: the labels the shipped policies give (read from the
+// policy files, so a misspelt tool name fails here), and the flows: rule
+// only where a tool sends data out.
+func TestShippedLabels(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		policy string
+		labels map[string]labelSet
+		flows  bool
+	}{
+		{"memory", map[string]labelSet{"read_graph": labelBit(Private), "open_nodes": labelBit(Private), "create_entities": 0}, false},
+		{"everything", map[string]labelSet{"echo": 0, "get-resource-links": 0}, false},
+		{"git", map[string]labelSet{"git_log": labelBit(Untrusted), "git_show": labelBit(Untrusted), "git_diff": labelBit(Untrusted), "git_commit": 0}, false},
+		{"notion", map[string]labelSet{"API-get-users": labelBit(Private), "API-retrieve-page-markdown": labelBit(Untrusted),
+			"API-create-a-comment": labelBit(Exfiltrates), "API-update-page-markdown": labelBit(Exfiltrates), "API-get-self": 0}, true},
+		{"sentry", map[string]labelSet{"search_events": labelBit(Untrusted), "get_sentry_resource": labelBit(Untrusted), "update_issue": 0}, false},
+		{"kubernetes", map[string]labelSet{"kubectl_get": labelBit(Private), "kubectl_describe": labelBit(Private), "kubectl_logs": labelBit(Untrusted), "kubectl_apply": 0}, false},
+	} {
+		name := filepath.Join("..", "policies", tc.policy+".yaml")
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Load(name, src, func(string) (string, bool) { return t.TempDir(), true })
+		if err != nil {
+			t.Fatalf("%s: %v", tc.policy, err)
+		}
+		for tool, want := range tc.labels {
+			if got := p.labelsOf(tool); got != want {
+				t.Errorf("%s: %s labelled %03b, want %03b", tc.policy, tool, got, want)
+			}
+		}
+		if (len(p.flows) > 0) != tc.flows {
+			t.Errorf("%s: flows: %d rules, want some: %v", tc.policy, len(p.flows), tc.flows)
+		}
+	}
+}
