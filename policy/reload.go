@@ -1,5 +1,12 @@
 package policy
 
+import (
+	"maps"
+	"slices"
+
+	"github.com/mcpguard/mcpguard/policy/pins"
+)
+
 // Reload puts p in force for the rest of the session (SIGHUP). Calls
 // judged after it returns are judged by p; what the session has learnt
 // stays: the server's input schemas and tasks, the client's roots (the
@@ -34,4 +41,45 @@ func (p *Policy) hasLimit(id string) bool {
 		}
 	}
 	return false
+}
+
+// maxRecordedTools bounds the tool names a session keeps for ShownTools.
+const maxRecordedTools = 10000
+
+// recordTool notes a tool name the server listed.
+func (s *Session) recordTool(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.toolNames[name]:
+	case len(s.toolNames) >= maxRecordedTools:
+		s.toolsOverflow = true
+	default:
+		if s.toolNames == nil {
+			s.toolNames = map[string]bool{}
+		}
+		s.toolNames[name] = true
+	}
+}
+
+// ShownTools returns the names, sorted, of the tools the server has
+// listed in this session that a client listing them now is shown: not
+// hidden by the policy in force, not withheld by the pins. Compared
+// before and after a Reload, it tells whether the client's tool list is
+// stale (notifications/tools/list_changed). complete is false when the
+// server listed more tools than the session keeps names of: a caller
+// cannot tell then, and should take the list as changed.
+func (s *Session) ShownTools() (names []string, complete bool) {
+	s.mu.Lock()
+	listed := slices.Collect(maps.Keys(s.toolNames))
+	complete = !s.toolsOverflow
+	s.mu.Unlock()
+	p, pinned := s.policy(), s.pinState()
+	for _, name := range listed {
+		if !p.hidesTool(name) && pinned.Check(pins.Tool, name) == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names, complete
 }

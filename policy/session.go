@@ -179,6 +179,11 @@ type Session struct {
 
 	// listed is set once a tools/list result has been seen.
 	listed bool
+	// toolNames are the names of the tools the server listed, hidden ones
+	// included, up to maxRecordedTools (toolsOverflow: more were listed),
+	// so that a reload can tell what the agent is shown (ShownTools).
+	toolNames     map[string]bool
+	toolsOverflow bool
 
 	// offline (mcpguard eval without a tools list) skips server_schema
 	// checks of tools whose schema is unknown instead of refusing them.
@@ -330,7 +335,8 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 			return errSameName
 		}
 		names[name] = true
-		if s.policy().Denied(t.Name) || s.policy().Denied(name) || s.policy().looseDeny(t.Name) != "" {
+		s.recordTool(t.Name)
+		if s.policy().hidesTool(t.Name) {
 			changed = true
 			rewrites = append(rewrites, Rewrite{Field: "result.tools[" + strconv.Itoa(i) + "]", Canonicaliser: "hidden", Removed: len(v),
 				Tool: clean(t.Name), Rule: s.policy().tool(t.Name).rule})
@@ -368,6 +374,13 @@ func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 		return nil, nil, err
 	}
 	return out, rewrites, nil
+}
+
+// hidesTool reports whether a tools/list result loses the tool listed
+// under name: the policy denies it under that name, the name the client
+// will read (canon.Visible) or a loose spelling of it.
+func (p *Policy) hidesTool(name string) bool {
+	return p.Denied(name) || p.Denied(canon.Visible(name)) || p.looseDeny(name) != ""
 }
 
 var errSameName = errors.New("a tools/list result in which two tools have the same name once canonicalised")

@@ -25,7 +25,7 @@ func TestApprovalHeldBound(t *testing.T) {
 	server := []string{`wait "method":"initialize"`, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`}
 	var got conformanceRun
 	synctest.Test(t, func(t *testing.T) {
-		got = relayScripts(t, pol, steps(t, "agent", []byte(strings.Join(agent, "\n"))), steps(t, "server", []byte(strings.Join(server, "\n"))))
+		got = relayScripts(t, pol, nil, steps(t, "agent", []byte(strings.Join(agent, "\n"))), steps(t, "server", []byte(strings.Join(server, "\n"))))
 	})
 	prompts, refused := 0, 0
 	for _, l := range got.toAgent {

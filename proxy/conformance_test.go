@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -31,6 +32,7 @@ var update = flag.Bool("update", false, "rewrite the to-server, to-agent and log
 // on a synctest clock. Each file is prose, then sections:
 //
 //	-- policy.yaml --  the policy (none: the embedded baseline)
+//	-- reload.yaml --  the policy a reload step puts in force
 //	-- agent --        what the agent sends, one line each
 //	-- server --       what the server sends, one line each
 //	-- to-server --    the lines the server must get, in order
@@ -47,6 +49,8 @@ var update = flag.Bool("update", false, "rewrite the to-server, to-agent and log
 //	           containing TEXT (after the line the last wait matched)
 //	exit N     (server) exit with status N: the relay sees the exit,
 //	           then the output close
+//	reload     (agent) SIGHUP: the relay reloads reload.yaml; the script
+//	           goes on once the reload has put it in force
 //
 // Blank lines and lines starting with # are skipped. The ids of the
 // requests mcpguard sends itself (tools/list to the server, approval
@@ -103,9 +107,16 @@ func runConformance(t *testing.T, file string) {
 		}
 	}
 
+	var reloadPol *policy.Policy
+	if y, ok := sections["reload.yaml"]; ok {
+		if reloadPol, err = policy.Load("reload.yaml", y, func(string) (string, bool) { return "", false }); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	var got conformanceRun
 	synctest.Test(t, func(t *testing.T) {
-		got = relayScripts(t, pol, steps(t, "agent", sections["agent"]), steps(t, "server", sections["server"]))
+		got = relayScripts(t, pol, reloadPol, steps(t, "agent", sections["agent"]), steps(t, "server", sections["server"]))
 	})
 
 	if *update {
@@ -154,10 +165,11 @@ func cmp(s, or string) string {
 // step is one line of a side's script: a line to send, text to wait for,
 // or (stop) an exit with a status.
 type step struct {
-	send []byte
-	wait string
-	stop bool
-	exit int
+	send   []byte
+	wait   string
+	stop   bool
+	exit   int
+	reload bool
 }
 
 func steps(t *testing.T, side string, data []byte) []step {
@@ -172,6 +184,8 @@ func steps(t *testing.T, side string, data []byte) []step {
 				t.Fatalf("%s: %q", side, l)
 			}
 			out = append(out, step{exit: n, stop: true})
+		case l == "reload" && side == "agent":
+			out = append(out, step{reload: true})
 		case strings.HasPrefix(l, "send "):
 			out = append(out, step{send: []byte(strings.TrimPrefix(l, "send "))})
 		case strings.HasPrefix(l, "{") || strings.HasPrefix(l, "["):
@@ -203,7 +217,7 @@ type conformanceRun struct {
 
 // relayScripts runs the relay between the two scripts; it must run in a
 // synctest bubble.
-func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []step) conformanceRun {
+func relayScripts(t *testing.T, pol, reloadPol *policy.Policy, agentSteps, serverSteps []step) conformanceRun {
 	agentInR, agentInW := io.Pipe()
 	agentOutR, agentOutW := io.Pipe()
 	serverInR, serverInW := io.Pipe()
@@ -222,11 +236,25 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 	cfg := Config{
 		Argv: []string{"conformance-server"}, Policy: pol, Log: eventlog.New(logW, "conformance", eventlog.Budget{}),
 		Stdin: agentInR, Stdout: agentOutW, Stderr: io.Discard,
+		Reload: func() (*policy.Policy, error) {
+			if reloadPol == nil {
+				return nil, errors.New("the case has no reload.yaml section")
+			}
+			return reloadPol, nil
+		},
 	}.withDefaults()
+	reloads, reloaded := make(chan struct{}), make(chan struct{}, 1)
 
 	go func() {
 		for _, s := range agentSteps {
 			switch {
+			case s.reload:
+				reloads <- struct{}{}
+				select {
+				case <-reloaded:
+				case <-time.After(10 * time.Second):
+					t.Errorf("the reload put no policy in force")
+				}
 			case s.wait != "":
 				if !agent.waitFor(s.wait) {
 					t.Errorf("the agent never received a line containing %q", s.wait)
@@ -239,7 +267,8 @@ func relayScripts(t *testing.T, pol *policy.Policy, agentSteps, serverSteps []st
 	}()
 	go fake.run(serverSteps)
 
-	serve(cfg, d, nil, nil)
+	serve(cfg, d, reloads, func(*policy.Policy) { reloaded <- struct{}{} })
+	close(reloads)
 	agentOutW.Close()
 	logW.Close()
 	agentInR.CloseWithError(io.ErrClosedPipe) // an agent script still waiting ends

@@ -94,6 +94,9 @@ type relay struct {
 	memory    *memoryBudget
 	// labelWarned: the warning that labels cannot be shared was logged.
 	labelWarned atomic.Bool
+	// toolsListChanged: the server declared tools.listChanged, so the
+	// client expects notifications/tools/list_changed (see reload).
+	toolsListChanged atomic.Bool
 	// turns are the writers beside the egress loop; the run's end waits
 	// for them.
 	turns turns
@@ -650,6 +653,9 @@ func (r *relay) fromServer(m *message.Message) {
 			Message: "a server request whose id is already in flight, or one too many in flight"})
 		r.answerServer(m.ID, message.ErrorReply(m.ID, jsonrpc2.CodeInvalidRequest, "mcpguard: a request with this id is already in flight, or too many are", nil))
 		return
+	}
+	if call != nil && (call.Method == "initialize" || call.Method == "server/discover") {
+		r.noteCapabilities(m.Result)
 	}
 	r.logRewrites(m, call, rewrites)
 	r.replyToAgent(out)
