@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -17,8 +18,9 @@ import (
 // Running that part anchored at each occurrence rejects a curl command
 // line whose -H carries no credential header without running the whole
 // regex, which reads every line after the keyword. It panics when the
-// generated rule no longer has that shape.
-func confirmTail(id, expr string) *regexp.Regexp {
+// generated rule no longer has that shape; the part compiles on its
+// first use.
+func confirmTail(id, expr string) func() *regexp.Regexp {
 	const start = `[ \t\n\r](?:-`
 	i := strings.Index(expr, start)
 	if i < 0 {
@@ -46,7 +48,8 @@ func confirmTail(id, expr string) *regexp.Regexp {
 	if depth != 0 {
 		panic("secrets: confirmed rule " + id + " splits a group at its flag part")
 	}
-	return regexp.MustCompile(`^(?:` + expr[i:] + `)`)
+	tail := `^(?:` + expr[i:] + `)`
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(tail) })
 }
 
 // tailMatches reports whether r's confirm tail matches w at some
@@ -58,7 +61,7 @@ func (r *rule) tailMatches(w string) bool {
 			return false
 		}
 		p += k
-		if r.tail.MatchString(w[p:]) {
+		if r.tail().MatchString(w[p:]) {
 			return true
 		}
 	}

@@ -57,7 +57,7 @@ type rule struct {
 	// to have a chance (see confirmAfter).
 	confirm []string
 	// tail: the part of a confirmed rule's regex from its flag on.
-	tail *regexp.Regexp
+	tail func() *regexp.Regexp
 	// require: a word every match holds near its start (requireAfter).
 	require *requiredWord
 	// backAnchor: every match starts where the run of word bytes that
