@@ -160,6 +160,23 @@ func RuleIDs() []string {
 	return out
 }
 
+// Keywords lists the keywords the rules a Scanner applies by default run
+// on, each once: what a hostile text repeats to make every hit cost a
+// rule's search (a budget test sweeps them).
+func Keywords() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range allRules() {
+		for _, kw := range r.keywords {
+			if !defaultOff[r.spec.id] && !seen[kw] {
+				seen[kw] = true
+				out = append(out, kw)
+			}
+		}
+	}
+	return out
+}
+
 // IsRule reports whether id names a rule (or is KnownRule).
 func IsRule(id string) bool {
 	if id == KnownRule {
@@ -359,14 +376,12 @@ func (sc *Scanner) find(s string) []Finding {
 		if h.rule != windowRule {
 			windowRule, windowRuns = h.rule, 0
 		}
-		if windowRuns > len(s)/8192+64 || anchoredRuns > len(s)/64+1024 {
+		if windowRuns > windowBudget(len(s)) || anchoredRuns > anchoredBudget(len(s)) {
 			// Text dense with keywords that pass the gate (a hostile
 			// server's megabyte of "-----BEGIN PRIVATE KEY-----"): past
 			// the budget, a keyword is not searched but the region its
 			// rule could match is covered, failing closed there and
-			// nowhere else. Text made only of the benign corpus's densest
-			// lines needs a window run of one rule per 20 KiB and an
-			// anchored run per 1 KiB.
+			// nowhere else.
 			from := 0
 			if h.rule == doneRule {
 				from = doneTo
@@ -399,6 +414,13 @@ func (sc *Scanner) find(s string) []Finding {
 	}
 	return fs
 }
+
+// windowBudget and anchoredBudget are how many window runs of one rule
+// and anchored runs of all rules a text of n bytes gets: text made only
+// of the benign corpus's densest lines needs a window run of one rule per
+// 20 KiB and an anchored run per 1 KiB.
+func windowBudget(n int) int   { return n/8192 + 64 }
+func anchoredBudget(n int) int { return n/64 + 1024 }
 
 // denseRegion is the span a keyword at [at, at+n) covers when it cannot
 // be searched: the lines a rule's match could reach (at most windowBefore
@@ -691,7 +713,7 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 	}
 	s := unsafe.String(&raw[0], len(raw))
 	clean := true
-	var doneTo []int
+	var doneTo, windowRuns []int
 	runs := 0
 	last := struct {
 		start, span, off int
@@ -732,7 +754,7 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 		if r.require != nil && !hasWordNear(s, at, len(n.text), *r.require) {
 			return true
 		}
-		if runs++; runs > len(s)/64+1024 {
+		if runs++; runs > anchoredBudget(len(s)) {
 			clean = false
 			return false
 		}
@@ -759,6 +781,15 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 			}
 			found, _ = sc.matchesAt(r, last.w, last.off)
 		} else {
+			if windowRuns == nil {
+				windowRuns = make([]int, len(sc.rules))
+			}
+			if windowRuns[n.owner]++; windowRuns[n.owner] > windowBudget(len(s)) {
+				// Past Find's budget too: Find reads what it can and
+				// covers the rest.
+				clean = false
+				return false
+			}
 			lo, hi := max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter)
 			lo, hi, openLo, openHi := rawjson.StringAround(s, at, lo, hi)
 			pre := rawjson.Unescape(s[lo:at])
