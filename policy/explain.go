@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -25,7 +26,9 @@ type policyKeys struct {
 	checks            []string
 }
 
-var keys = func() policyKeys {
+// schemaKeys reads the keys on the first policy file that fails
+// validation: a valid policy, and the baseline, never need them.
+var schemaKeys = sync.OnceValue(func() policyKeys {
 	var s struct {
 		Properties map[string]jsontext.Value `json:"properties"`
 		Defs       struct {
@@ -94,7 +97,7 @@ var keys = func() policyKeys {
 	}
 	sort.Strings(k.checks)
 	return k
-}()
+})
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
@@ -116,6 +119,7 @@ type explained struct {
 // in other branches of the schema (a rule without a valid check fails
 // every check's branch) are left out.
 func explainFailures(doc []byte, fails []schemaFailure) []explained {
+	keys := schemaKeys()
 	var root any
 	_ = json.Unmarshal(doc, &root)
 	var out []explained
@@ -220,6 +224,7 @@ func explainFailures(doc []byte, fails []schemaFailure) []explained {
 
 // unknownKey explains a member that the schema does not allow where it is.
 func unknownKey(root any, segs []string) string {
+	keys := schemaKeys()
 	key := segs[len(segs)-1]
 	parent := segs[:len(segs)-1]
 	var allowed []string
