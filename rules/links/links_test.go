@@ -146,7 +146,7 @@ func TestNeutraliseLinks(t *testing.T) {
 func forbiddenLeft(f *Filter, s string) string {
 	src := []byte(s)
 	bad := ""
-	doc := mdParser.Parse(text.NewReader(src))
+	doc := mdParser().Parse(text.NewReader(src))
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if img, ok := n.(*ast.Image); ok && entering && f.images && !allowed(f, html.UnescapeString(string(img.Destination))) {
 			bad = "markdown image " + string(img.Destination)

@@ -3,13 +3,15 @@ package links
 import (
 	"html"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
 )
 
-var mdParser = goldmark.DefaultParser()
+// mdParser is built on the first text it reads, not at start.
+var mdParser = sync.OnceValue(goldmark.DefaultParser)
 
 // markdown finds, with a CommonMark parser, the images (and, when
 // neutralising, links) of s whose destination is not allowed; inline and
@@ -17,7 +19,7 @@ var mdParser = goldmark.DefaultParser()
 // replaced from its "![" (or "[") to its end.
 func (f *Filter) markdown(s string) ([]edit, []Removal) {
 	src := []byte(s)
-	doc := mdParser.Parse(text.NewReader(src))
+	doc := mdParser().Parse(text.NewReader(src))
 	var edits []edit
 	var rs []Removal
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {

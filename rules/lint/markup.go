@@ -3,6 +3,7 @@ package lint
 import (
 	"html"
 	"strings"
+	"sync"
 
 	xhtml "golang.org/x/net/html"
 
@@ -13,7 +14,10 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
-var mdParser = goldmark.New(goldmark.WithExtensions(extension.Footnote, extension.Strikethrough)).Parser()
+// mdParser is built on the first text with markup, not at start.
+var mdParser = sync.OnceValue(func() parser.Parser {
+	return goldmark.New(goldmark.WithExtensions(extension.Footnote, extension.Strikethrough)).Parser()
+})
 
 // markupText is the text a reader of rendered markdown and HTML gets from
 // s, where it differs from s: words split by markup joined again
@@ -28,7 +32,7 @@ func markupText(s string) string {
 	}
 	src := []byte(s)
 	pc := parser.NewContext()
-	doc := mdParser.Parse(text.NewReader(src), parser.WithContext(pc))
+	doc := mdParser().Parse(text.NewReader(src), parser.WithContext(pc))
 	var b strings.Builder
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
