@@ -15,9 +15,9 @@ import (
 // "valid" the arguments go to kaptinlin, which decides and explains.
 //
 // Why it exists: kaptinlin v0.9.8 formats every scalar it evaluates with
-// fmt.Sprintf("%#v") twice (its recursion guard), which made one string
-// property cost ~4 µs, half of a whole policy evaluation on the relay's hot
-// path. fastSchema is built only from a schema whose every keyword it
+// fmt.Sprintf("%#v") twice (its recursion guard), which dominated a
+// policy evaluation on the relay's hot path (integration/bench/BENCH.md
+// has the figures). fastSchema is built only from a schema whose every keyword it
 // knows, with the same semantics as kaptinlin (Go's regexp for pattern,
 // code points for lengths, an integer as any number without a fractional
 // part); FuzzFastSchema holds it to kaptinlin's verdict on generated
