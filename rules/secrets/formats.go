@@ -139,6 +139,41 @@ var ownQuick = map[string]func(s string, at, n int) bool{
 	"lob-api-key": hexAfter(35),
 }
 
+// genericShape is how gitleaks writes a rule for a service's credential
+// assigned to a name that holds its keyword: the name, at most 20 name
+// characters and 3 blanks or quotes, an assignment operator, the value.
+// A rule written so (its one keyword as the group) gets operatorAfter as
+// its quick test: text made of the keyword ("asana" repeated, one long
+// token run) never runs the regex, whose lazy 50-character prefix made
+// each window cost milliseconds.
+const genericShape = `(?i)[\w.-]{0,50}?(?:%s)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
+
+// operatorAfter reports whether, after the keyword at [at, at+n), at most
+// 23 characters of [ \t\w.-] or [\s'"] (under (?i) the long s and the
+// Kelvin sign are word characters) lead to an operator's first byte. A
+// backslash (an escape in raw JSON, read decoded by the regex) passes.
+func operatorAfter(s string, at, n int) bool {
+	i := at + n
+	for chars := 0; i < len(s); chars++ {
+		c := s[i]
+		switch {
+		case strings.IndexByte("=>:|?,\\", c) >= 0:
+			return true
+		case chars == 23:
+			return false
+		case isWordByte(c) || strings.IndexByte(" \t.-\n\f\r'\"", c) >= 0:
+			i++
+		default:
+			w := foldLetter(s, i)
+			if w == 0 {
+				return false
+			}
+			i += w
+		}
+	}
+	return false
+}
+
 // hexAfter is a quick test: the keyword is followed by n hex digits.
 func hexAfter(n int) func(s string, at, k int) bool {
 	return func(s string, at, k int) bool {

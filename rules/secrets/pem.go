@@ -107,6 +107,12 @@ func armourChar(s string, p int) int {
 	if armourByte[s[p]] {
 		return 1
 	}
+	return foldLetter(s, p)
+}
+
+// foldLetter returns the length of the long s or the Kelvin sign at p,
+// the letters beyond ASCII that (?i) folds into [A-Za-z]; else 0.
+func foldLetter(s string, p int) int {
 	for _, r := range [...]string{"\u017f", "\u212a"} {
 		if strings.HasPrefix(s[p:], r) {
 			return len(r)
