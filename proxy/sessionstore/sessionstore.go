@@ -174,13 +174,21 @@ func privateDir(dir string) error {
 	if err := unix.Lstat(dir, &st); err != nil {
 		return err
 	}
+	return private(dir, &st, unix.S_IFDIR, "directory")
+}
+
+// private checks that st, the status of name, is of type typ (S_IFDIR:
+// "directory", S_IFREG: "regular file", as what says), belongs to this user and is open to no one else: another
+// local user who could write the store could forge or erase a session's
+// labels.
+func private(name string, st *unix.Stat_t, typ uint32, what string) error {
 	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
-		return fmt.Errorf("%s is not a directory (a symlink?)", dir)
+	case uint32(st.Mode)&unix.S_IFMT != typ:
+		return fmt.Errorf("%s is not a %s (a symlink?)", name, what)
 	case int(st.Uid) != os.Getuid():
-		return fmt.Errorf("%s belongs to another user", dir)
+		return fmt.Errorf("%s belongs to another user", name)
 	case st.Mode&0o077 != 0:
-		return fmt.Errorf("%s is open to other users (mode %o)", dir, st.Mode&0o777)
+		return fmt.Errorf("%s is open to other users (mode %o)", name, st.Mode&0o777)
 	}
 	return nil
 }
@@ -226,10 +234,7 @@ func ownFile(f *os.File) error {
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Getuid() || st.Mode&0o077 != 0 {
-		return fmt.Errorf("%s is not a private file of this user's", f.Name())
-	}
-	return nil
+	return private(f.Name(), &st, unix.S_IFREG, "regular file")
 }
 
 // Record appends e unless the session already holds e.Label.
