@@ -20,6 +20,10 @@ import (
 // relay sends the server a JSON-RPC error in its place, so the server does
 // not wait for it.
 func (s *Session) Answer(method string, m *message.Message) Verdict {
+	return s.now().answer(method, m)
+}
+
+func (s judge) answer(method string, m *message.Message) Verdict {
 	body := m.Result
 	if body == nil {
 		body = m.Error
@@ -37,7 +41,7 @@ func (s *Session) Answer(method string, m *message.Message) Verdict {
 // checkInputResponses judges the inputResponses of a request (revision
 // 2026-07-28: the client's answers to a result's inputRequests, sent with
 // its retry) as Answer judges answers sent on their own.
-func (s *Session) checkInputResponses(m *message.Message) (rej *message.Rejection, audit bool) {
+func (s judge) checkInputResponses(m *message.Message) (rej *message.Rejection, audit bool) {
 	if !bytes.Contains(m.Params, []byte("inputResponses")) && !bytes.Contains(m.Params, []byte(`\u`)) {
 		return nil, false
 	}
@@ -57,7 +61,7 @@ func (s *Session) checkInputResponses(m *message.Message) (rej *message.Rejectio
 
 // scanAnswer runs the secrets rule over every string of body, member
 // names included; audit says the policy only audits secrets.
-func (s *Session) scanAnswer(body []byte) (*message.Rejection, bool) {
+func (s judge) scanAnswer(body []byte) (*message.Rejection, bool) {
 	r := s.policy().secretsIngressRule("")
 	if r == nil || body == nil || r.rawClean(body) {
 		return nil, false

@@ -95,7 +95,7 @@ func (a *Ask) Rules() string {
 
 // newAsk builds the Ask of a call of tool with raw arguments args,
 // marked Remembered when the session holds an allow for it.
-func (s *Session) newAsk(tool string, args jsontext.Value, reasons []approval.Reason) *Ask {
+func (s judge) newAsk(tool string, args jsontext.Value, reasons []approval.Reason) *Ask {
 	p := s.policy()
 	rules := make([]string, len(reasons))
 	for i, r := range reasons {

@@ -164,7 +164,7 @@ func TestAskCostsNothingElsewhere(t *testing.T) {
 	if allocs["with"] != allocs["without"] {
 		t.Errorf("the echo call allocates %v times with ask entries on other tools, %v without", allocs["with"], allocs["without"])
 	}
-	if s, _ := benchEcho(t, func(s string) string { return s }); s.policy().calls["git_push"].ask != "tools.git_push" {
+	if s, _ := benchEcho(t, func(s string) string { return s }); s.now().policy().calls["git_push"].ask != "tools.git_push" {
 		t.Error("the bench policy's ask entries did not load")
 	}
 }

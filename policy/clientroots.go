@@ -37,6 +37,10 @@ var ErrBadRootsAnswer = errors.New("the client's roots/list answer has no readab
 // it is relayed as it came. An error answer is relayed as it came. An
 // answer without a readable roots array is refused (ErrBadRootsAnswer).
 func (s *Session) RootsAnswer(m *message.Message) ([]byte, []Rewrite, error) {
+	return s.now().rootsAnswer(m)
+}
+
+func (s judge) rootsAnswer(m *message.Message) ([]byte, []Rewrite, error) {
 	scopes := s.policy().pathScopes()
 	follows := s.policy().followsClient()
 	if len(scopes) == 0 && !follows || m.Result == nil {
@@ -115,7 +119,7 @@ func (p *Policy) followsClient() bool {
 
 // setClientRoots records the directories of the client's last accepted
 // roots/list answer.
-func (s *Session) setClientRoots(bases []string) {
+func (s judge) setClientRoots(bases []string) {
 	s.clientRoots.Store(&bases)
 	s.followClient()
 }
@@ -143,7 +147,7 @@ type clientScopes struct {
 // session knows of the client's directories. "/" is never such a root:
 // an agent started in / with "." for its directory would open the whole
 // machine.
-func (s *Session) followClient() {
+func (s judge) followClient() {
 	if !s.policy().followsClient() {
 		s.clientScopes.Store(nil)
 		return
@@ -223,7 +227,7 @@ func (s *Session) relativeBases() []string {
 // working directory (".").
 func (s *Session) SetServerArgv(argv []string) {
 	s.serverDirs = ServerDirs(argv).Abs() // also for a reloaded policy's path_scope
-	s.followClient()
+	s.now().followClient()
 }
 
 // basedCheck is a check that reads relative values against extra bases
@@ -239,7 +243,7 @@ type basedCheck interface {
 // must be accepted as RootsAnswer accepts a root; the request's bytes are
 // not rewritten, so one root outside refuses the whole request. The roots
 // accepted are returned as bases for relative paths in this request.
-func (s *Session) inputRoots(m *message.Message) ([]string, *message.Rejection) {
+func (s judge) inputRoots(m *message.Message) ([]string, *message.Rejection) {
 	if !bytes.Contains(m.Params, []byte("inputRes")) && !bytes.Contains(m.Params, []byte(`\u`)) {
 		return nil, nil
 	}

@@ -39,14 +39,15 @@ import (
 // the labels of its tool, and private when a credential was redacted
 // from it (see learnResult).
 func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
-	out, rewrites, err := s.egress(m, call)
+	j := s.now()
+	out, rewrites, err := j.egress(m, call)
 	if err == nil && call != nil && m.Kind == message.Response && m.Result != nil && !(call.Task && call.Method == "tools/call") {
-		s.learnResult(call, rewrites)
+		j.learnResult(call, rewrites)
 	}
 	return out, rewrites, err
 }
 
-func (s *Session) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
+func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
 	if m.Kind != message.Response {
 		if err := checkRouting(m); err != nil {
 			return nil, nil, err

@@ -211,7 +211,7 @@ func (f *flowState) have() labelSet {
 // When the shared state cannot be read, a call a rule would refuse (or
 // ask about) on the labels of other processes is refused (or asked
 // about): fail closed.
-func (s *Session) checkFlows(tool string) (rej *message.Rejection, audit, ask bool) {
+func (s judge) checkFlows(tool string) (rej *message.Rejection, audit, ask bool) {
 	p := s.policy() // one policy for the whole judgement, whatever a reload does
 	if len(p.flows) == 0 || !p.labelsOf(tool).has(Exfiltrates) {
 		return nil, false, false
@@ -293,7 +293,7 @@ const (
 // tool's result labels, and private when a credential was redacted from
 // it or its call read outside the project (each event says which). What
 // is new to this process goes to OnLabel.
-func (s *Session) learnResult(call *Call, rewrites []Rewrite) {
+func (s judge) learnResult(call *Call, rewrites []Rewrite) {
 	tool := callTool(call)
 	if tool == "" {
 		return
@@ -327,7 +327,7 @@ func (s *Session) learnResult(call *Call, rewrites []Rewrite) {
 // the policy selects holds a path outside the working directory. Only
 // asked while the session does not hold private and the policy labels
 // something (a policy without labels or flows pays nothing).
-func (s *Session) readsOutsideProject(tool string, args []byte) bool {
+func (s judge) readsOutsideProject(tool string, args []byte) bool {
 	if !s.policy().labelled || s.flow.holdsLocally(Private) {
 		return false
 	}

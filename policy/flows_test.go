@@ -245,7 +245,7 @@ func TestNoLabelsNoCost(t *testing.T) {
 	p := loadFlowPolicy(t, "version: 1\ntools: {read: allow}\n", nil)
 	s := p.NewSession()
 	c := &Call{Method: "tools/call", Tool: "unlisted_tool"}
-	if n := testing.AllocsPerRun(100, func() { s.learnResult(c, nil) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { s.now().learnResult(c, nil) }); n != 0 {
 		t.Errorf("learnResult allocates %v times without labels", n)
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = p.looseLabelled.match("READе") }); n != 0 {

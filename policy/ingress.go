@@ -28,6 +28,10 @@ import (
 // each by the rules that name it and by the secrets check (see
 // secretsMethod), also under the baseline.
 func (s *Session) Ingress(m *message.Message) Verdict {
+	return s.now().ingress(m)
+}
+
+func (s judge) ingress(m *message.Message) Verdict {
 	if m.Kind == message.Notification {
 		if strings.HasPrefix(m.Method, "notifications/") {
 			return Verdict{}
@@ -120,7 +124,7 @@ func (s *Session) Ingress(m *message.Message) Verdict {
 
 // checkToolCall judges a tools/call: the rejection, else the entries that
 // ask the user about it (nil when none does).
-func (s *Session) checkToolCall(m *message.Message, extra []string) (*message.Rejection, []approval.Reason) {
+func (s judge) checkToolCall(m *message.Message, extra []string) (*message.Rejection, []approval.Reason) {
 	tool := m.Name
 	plan := s.policy().callPlanFor(tool)
 	if visible := canon.Visible(tool); visible != tool {
@@ -258,7 +262,7 @@ func schemaRejection(tool, rule, which string, errs []message.ValidationError, r
 }
 
 // checkRules decodes raw arguments and runs the ingress rules for method.
-func (s *Session) checkRules(method, name string, raw []byte, validated bool, extra []string) *message.Rejection {
+func (s judge) checkRules(method, name string, raw []byte, validated bool, extra []string) *message.Rejection {
 	rs := s.policy().rulesFor(method, name)
 	if n := len(rs); n > 0 && rs[n-1].rawClean != nil && rs[n-1].rawClean(raw) {
 		rs = rs[:n-1] // nothing the secrets scanner could find, as in checkToolCall
@@ -319,7 +323,7 @@ func (r *ingressRule) appliesTo(method, name string) bool {
 // fields legitimate (the check has nothing to say about a number).
 func (w *walker) checkArgs(rs []*ingressRule, name string, validated bool) *message.Rejection {
 	w.tool, w.validated = name, validated
-	if w.session != nil {
+	if w.session.Session != nil {
 		w.bases = w.session.relativeBases()
 	}
 	if len(w.extra) > 0 {
@@ -382,7 +386,7 @@ func (w *walker) release() {
 func (w *walker) judge(mt match) *message.Rejection {
 	r, tool, validated := w.rule, w.tool, w.validated
 	check := r.check
-	if r.clientRoots && w.session != nil {
+	if r.clientRoots && w.session.Session != nil {
 		check = w.session.scopeFor(r)
 	}
 	var f *rules.Finding
@@ -436,7 +440,7 @@ func (w *walker) judge(mt match) *message.Rejection {
 		rem = "Change the value of " + field + " so that it passes the policy's " + r.checkName + " check."
 	}
 	roots := r.roots
-	if r.clientRoots && w.session != nil {
+	if r.clientRoots && w.session.Session != nil {
 		roots = w.session.rootsFor(r)
 	}
 	if len(roots) > 0 {
@@ -481,7 +485,7 @@ func uriMethod(method string) bool {
 // notifications.resourceSubscriptions is judged as the uri of a
 // resources/subscribe would be (pins, the rules that name
 // resources/subscribe, the secrets check).
-func (s *Session) checkListen(m *message.Message, extra []string) *message.Rejection {
+func (s judge) checkListen(m *message.Message, extra []string) *message.Rejection {
 	var p struct {
 		Notifications struct {
 			ResourceSubscriptions []string `json:"resourceSubscriptions"`
@@ -510,7 +514,7 @@ func (s *Session) checkListen(m *message.Message, extra []string) *message.Rejec
 // context.arguments, the values already chosen, then {argument.name:
 // argument.value}. A server may act on the partial value (look it up, list
 // a directory), so it is judged like a whole one.
-func (s *Session) checkCompletion(m *message.Message, extra []string) *message.Rejection {
+func (s judge) checkCompletion(m *message.Message, extra []string) *message.Rejection {
 	var ref struct {
 		Ref struct {
 			Type string `json:"type"`

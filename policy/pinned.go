@@ -18,7 +18,7 @@ import (
 
 // checkPin refuses a call of an item that was withheld from its list, or
 // that the lock file does not pin.
-func (s *Session) checkPin(kind pins.Kind, key string) *message.Rejection {
+func (s judge) checkPin(kind pins.Kind, key string) *message.Rejection {
 	b := s.pinState().Check(kind, key)
 	if b == nil {
 		return nil
@@ -45,7 +45,7 @@ func (s *Session) logPin(ev *pins.Event) {
 // pinResult judges the result of a list of prompts, resources or resource
 // templates, or of initialize (server/discover). It returns nil when it
 // changes nothing.
-func (s *Session) pinResult(m *message.Message, method string) ([]byte, error) {
+func (s judge) pinResult(m *message.Message, method string) ([]byte, error) {
 	if kind, ok := pins.KindOfList(method); ok {
 		return s.pinList(m, kind)
 	}
@@ -61,7 +61,7 @@ func (s *Session) pinItem(l *pins.List, v jsontext.Value) bool {
 
 // pinList judges every item of a prompts, resources or resource templates
 // list and withholds those that differ from their pins.
-func (s *Session) pinList(m *message.Message, kind pins.Kind) ([]byte, error) {
+func (s judge) pinList(m *message.Message, kind pins.Kind) ([]byte, error) {
 	var kept []jsontext.Value
 	changed := false
 	l := s.pinState().NewList(kind)
@@ -81,7 +81,7 @@ func (s *Session) pinList(m *message.Message, kind pins.Kind) ([]byte, error) {
 }
 
 // listDone tells the pin state that a list is complete (its last page).
-func (s *Session) listDone(result jsontext.Value, kind pins.Kind) {
+func (s judge) listDone(result jsontext.Value, kind pins.Kind) {
 	more := false
 	_ = eachResultMember(result, func(name string, _ jsontext.Value) { more = more || name == "nextCursor" })
 	if !more {
@@ -92,7 +92,7 @@ func (s *Session) listDone(result jsontext.Value, kind pins.Kind) {
 // pinInit judges the instructions and serverInfo of an initialize (or
 // server/discover) result: instructions that differ from their pin are
 // replaced by it, or removed.
-func (s *Session) pinInit(m *message.Message) ([]byte, error) {
+func (s judge) pinInit(m *message.Message) ([]byte, error) {
 	var instructions string
 	present := false
 	var info jsontext.Value

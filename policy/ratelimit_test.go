@@ -230,7 +230,7 @@ func TestRateLimitCostsNothingElsewhere(t *testing.T) {
 			t.Fatalf("%s the rate limits: the echo call got %+v", name, v.Rejection)
 		}
 		allocs[name] = testing.AllocsPerRun(200, func() { s.Ingress(m) })
-		if n := len(s.policy().limits); (n == 2) != (name == "with") {
+		if n := len(s.now().policy().limits); (n == 2) != (name == "with") {
 			t.Fatalf("%s: %d rate_limit rules loaded", name, n)
 		}
 	}

@@ -17,9 +17,8 @@ import (
 // in the same order among those; new numbers apply to the old log). The
 // windows of rate_limit rules p no longer has are dropped.
 func (s *Session) Reload(p *Policy) {
-	s.pins.Store(s.pinState().Reload(p.pinOptions()))
-	s.pol.Store(p)
-	s.followClient() // client_roots rules: the new policy's, with the roots known
+	s.cur.Store(&inForce{pol: p, pins: s.now().pinState().Reload(p.pinOptions())})
+	s.now().followClient() // client_roots rules: the new policy's, with the roots known
 	s.limits.keep(p)
 }
 
@@ -74,7 +73,8 @@ func (s *Session) ShownTools() (names []string, complete bool) {
 	listed := slices.Collect(maps.Keys(s.toolNames))
 	complete = !s.toolsOverflow
 	s.mu.Unlock()
-	p, pinned := s.policy(), s.pinState()
+	j := s.now() // the policy and the pins of one moment
+	p, pinned := j.policy(), j.pinState()
 	for _, name := range listed {
 		if !p.hidesTool(name) && pinned.Check(pins.Tool, name) == nil {
 			names = append(names, name)

@@ -74,3 +74,36 @@ func TestShownTools(t *testing.T) {
 	s.Reload(mustLoad(t, "version: 1\ntools: {send: deny}\n"))
 	shown("WIPE")
 }
+
+// TestReloadJudgesWhole: a reload while a call is being judged never mixes
+// the two policies; the call is judged wholly by the old one or wholly by
+// the new one. Policy a denies wipe (enforce, refused as a result); policy
+// b allows it (audit, refused as an error): a verdict that refuses wipe in
+// audit mode, or as an error, took parts of both.
+func TestReloadJudgesWhole(t *testing.T) {
+	t.Parallel()
+	a := mustLoad(t, "version: 1\ntools: {wipe: deny}\n")
+	b := mustLoad(t, "version: 1\nmode: audit\nreject_as: error\n")
+	s := a.NewSession()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 5000 {
+			s.Reload([]*Policy{a, b}[i%2])
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		v := s.Ingress(toolCall(t, i, "wipe", `{}`))
+		if v.Rejection == nil {
+			continue // b's verdict
+		}
+		if v.Audit || v.AsError || v.Rejection.ErrorCode != codes.ToolDenied {
+			t.Fatalf("call %d judged by two policies: %+v", i, v)
+		}
+	}
+}

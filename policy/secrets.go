@@ -279,7 +279,7 @@ func secretsRuleKnown(id string) bool { return secrets.IsRule(id) }
 
 // auditOnly reports whether a rejection came from a secrets check set to
 // audit for the tool called: it is logged and the call goes on.
-func (s *Session) auditOnly(m *message.Message, rej *message.Rejection) bool {
+func (s judge) auditOnly(m *message.Message, rej *message.Rejection) bool {
 	return rej.Rule == secretsRule && s.policy().secretsFor(m.Name).ingress == "audit"
 }
 

@@ -156,7 +156,7 @@ type walker struct {
 	sorted    bool
 	rej       *message.Rejection
 	path      []pathElem
-	session   *Session // whose client roots path_scope also reads relative paths against
+	session   judge    // whose client roots path_scope also reads relative paths against
 	bases     []string // those roots, for this evaluation
 	extra     []string // roots the call itself carries (inputResponses)
 	// key, when set, gets every value the walk reaches instead of the

@@ -147,6 +147,10 @@ var secretPairs = map[string]bool{
 // lint finds instructions in when the policy has lint: enforce. Mode
 // audit turns every refusal into an audit.
 func (s *Session) JudgeServerRequest(method string, params jsontext.Value) ServerRequestDecision {
+	return s.now().judgeServerRequest(method, params)
+}
+
+func (s judge) judgeServerRequest(method string, params jsontext.Value) ServerRequestDecision {
 	d := ServerRequestDecision{Method: clean(method), Action: RequestAllowed}
 	kind, ok := serverRequestKind(method, params)
 	if !ok {
@@ -175,7 +179,7 @@ func (s *Session) JudgeServerRequest(method string, params jsontext.Value) Serve
 
 // judgeRequestContent judges what a request of kind carries; a non-empty
 // reason refuses it.
-func (s *Session) judgeRequestContent(kind string, params jsontext.Value, d *ServerRequestDecision) (rule, code, reason string) {
+func (s judge) judgeRequestContent(kind string, params jsontext.Value, d *ServerRequestDecision) (rule, code, reason string) {
 	switch kind {
 	case KindElicitationURL:
 		var p struct {

@@ -49,7 +49,7 @@ func (s *Session) CallOf(m *message.Message) Call {
 	switch m.Method {
 	case "tools/call":
 		c.Task = m.Task
-		c.outside = s.readsOutsideProject(m.Name, m.Arguments)
+		c.outside = s.now().readsOutsideProject(m.Name, m.Arguments)
 	case "tasks/result":
 		var p struct {
 			TaskID string `json:"taskId"`
@@ -156,9 +156,10 @@ func (l *rewriteList) records() []Rewrite {
 // Session is a policy applied to one downstream: it holds what the session
 // learns, the input schemas the server announced. Safe for concurrent use.
 type Session struct {
-	// pol is the policy in force: Reload replaces it, and everything the
-	// session has learnt stays.
-	pol atomic.Pointer[Policy]
+	// cur is the policy in force and its pin state: Reload replaces
+	// them at once, and everything the session has learnt stays. A
+	// judgement loads it once (now).
+	cur atomic.Pointer[inForce]
 
 	mu sync.Mutex
 	// serverSchemas maps tool name to its compiled inputSchema; a nil
@@ -198,7 +199,6 @@ type Session struct {
 	// SetServerArgv); set before the session is used.
 	serverDirs []string
 
-	pins atomic.Pointer[pins.Session]
 	// OnPin, when set (before the session is used), gets every pin
 	// decision: withheld and audited items, new items, lint findings,
 	// replaced instructions.
@@ -222,6 +222,10 @@ type Session struct {
 // so that a client calling a tool it remembers from an earlier connection
 // is not refused for skipping tools/list.
 func (s *Session) AwaitsServerSchema(m *message.Message) bool {
+	return s.now().awaitsServerSchema(m)
+}
+
+func (s judge) awaitsServerSchema(m *message.Message) bool {
 	if m.Kind != message.Request || m.Method != "tools/call" || s.offline || !s.policy().capturesSchemas() {
 		return false
 	}
@@ -242,7 +246,7 @@ func (s *Session) LearnTools(m *message.Message) (cursor string, err error) {
 	if m.Kind != message.Response || m.Result == nil {
 		return "", errors.New("tools/list failed")
 	}
-	if _, _, err := s.toolsList(m); err != nil {
+	if _, _, err := s.now().toolsList(m); err != nil {
 		return "", err
 	}
 	return nextCursor(m.Result), nil
@@ -260,8 +264,7 @@ func nextCursor(result jsontext.Value) string {
 // NewSession starts applying p to one downstream server.
 func (p *Policy) NewSession() *Session {
 	s := &Session{serverSchemas: map[string]*argSchema{}}
-	s.pol.Store(p)
-	s.pins.Store(pins.NewSession(p.pinOptions()))
+	s.cur.Store(&inForce{pol: p, pins: pins.NewSession(p.pinOptions())})
 	return s
 }
 
@@ -270,11 +273,31 @@ func (p *Policy) pinOptions() pins.Options {
 	return pins.Options{Lock: p.lock, Audit: p.Mode == Audit, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, Lint: p.linted}
 }
 
-// policy is the policy in force.
-func (s *Session) policy() *Policy { return s.pol.Load() }
+// inForce is what a reload replaces at once: the policy and the pin
+// state kept under it.
+type inForce struct {
+	pol  *Policy
+	pins *pins.Session
+}
 
-// pinState is the pin state of the session.
-func (s *Session) pinState() *pins.Session { return s.pins.Load() }
+// judge is the session seen under one inForce. Each message is judged
+// through one judge, so that a reload (SIGHUP) in the middle of a
+// judgement cannot have it judged partly by the old policy and partly by
+// the new one: a denial of the old with the audit mode of the new would
+// forward a call neither policy forwards.
+type judge struct {
+	*Session
+	in *inForce
+}
+
+// now is the session under the policy in force at this moment.
+func (s *Session) now() judge { return judge{s, s.cur.Load()} }
+
+// policy is the policy this judgement is made by.
+func (s judge) policy() *Policy { return s.in.pol }
+
+// pinState is the pin state this judgement is made by.
+func (s judge) pinState() *pins.Session { return s.in.pins }
 
 func (s *Session) serverSchema(tool string) (sch *argSchema, known bool) {
 	s.mu.Lock()
@@ -306,7 +329,7 @@ type listedTool struct {
 // name): wi\u202epe is wipe once text is done with it, so `wipe: deny`
 // hides it. A list in which two tools read as the same name is refused
 // (an error): which of them a client calls is the server's choice.
-func (s *Session) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
+func (s judge) toolsList(m *message.Message) ([]byte, []Rewrite, error) {
 	capture := s.policy().capturesSchemas()
 	if capture && nextCursor(m.Result) == "" {
 		// The last page: a tool not seen by now is not the server's.
