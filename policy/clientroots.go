@@ -119,9 +119,9 @@ func (p *Policy) followsClient() bool {
 
 // setClientRoots records the directories of the client's last accepted
 // roots/list answer.
-func (s judge) setClientRoots(bases []string) {
+func (s *Session) setClientRoots(bases []string) {
 	s.clientRoots.Store(&bases)
-	s.followClient()
+	s.rescope()
 }
 
 // noRootsYet is the check of a path_scope rule whose only roots are the
@@ -143,21 +143,20 @@ type clientScopes struct {
 	roots map[*ingressRule][]string
 }
 
-// followClient rebuilds the checks of the client_roots rules from what the
-// session knows of the client's directories. "/" is never such a root:
-// an agent started in / with "." for its directory would open the whole
-// machine.
-func (s judge) followClient() {
-	if !s.policy().followsClient() {
-		s.clientScopes.Store(nil)
-		return
+// scopesFor builds the checks of p's client_roots rules from what the
+// session knows of the client's directories (nil when p has none). "/"
+// is never such a root: an agent started in / with "." for its directory
+// would open the whole machine.
+func (s *Session) scopesFor(p *Policy) *clientScopes {
+	if !p.followsClient() {
+		return nil
 	}
 	var client []string
 	if b := s.clientRoots.Load(); b != nil {
 		client = *b
 	}
 	cs := &clientScopes{check: map[*ingressRule]rules.Check{}, roots: map[*ingressRule][]string{}}
-	for _, r := range s.policy().ingress {
+	for _, r := range p.ingress {
 		if !r.clientRoots {
 			continue
 		}
@@ -170,17 +169,27 @@ func (s judge) followClient() {
 		cs.check[r], cs.roots[r] = r.check, r.roots
 		if len(roots) > len(r.roots) {
 			if ps, err := rules.NewPathScope(roots); err == nil {
-				ps.Protect(s.policy().ownFiles...)
+				ps.Protect(p.ownFiles...)
 				cs.check[r], cs.roots[r] = ps, roots
 			}
 		}
 	}
-	s.clientScopes.Store(cs)
+	return cs
+}
+
+// rescope rebuilds the checks of the client_roots rules in force after
+// the session learnt directories of the client's.
+func (s *Session) rescope() {
+	s.swap.Lock()
+	defer s.swap.Unlock()
+	in := *s.cur.Load()
+	in.scopes = s.scopesFor(in.pol)
+	s.cur.Store(&in)
 }
 
 // scopeFor is the check of a client_roots rule in this session.
-func (s *Session) scopeFor(r *ingressRule) rules.Check {
-	if cs := s.clientScopes.Load(); cs != nil {
+func (s judge) scopeFor(r *ingressRule) rules.Check {
+	if cs := s.in.scopes; cs != nil {
 		if c := cs.check[r]; c != nil {
 			return c
 		}
@@ -189,8 +198,8 @@ func (s *Session) scopeFor(r *ingressRule) rules.Check {
 }
 
 // rootsFor are the roots of a client_roots rule in this session.
-func (s *Session) rootsFor(r *ingressRule) []string {
-	if cs := s.clientScopes.Load(); cs != nil {
+func (s judge) rootsFor(r *ingressRule) []string {
+	if cs := s.in.scopes; cs != nil {
 		if c := cs.check[r]; c != nil {
 			return cs.roots[r]
 		}
@@ -227,7 +236,7 @@ func (s *Session) relativeBases() []string {
 // working directory (".").
 func (s *Session) SetServerArgv(argv []string) {
 	s.serverDirs = ServerDirs(argv).Abs() // also for a reloaded policy's path_scope
-	s.now().followClient()
+	s.rescope()
 }
 
 // basedCheck is a check that reads relative values against extra bases

@@ -17,8 +17,10 @@ import (
 // in the same order among those; new numbers apply to the old log). The
 // windows of rate_limit rules p no longer has are dropped.
 func (s *Session) Reload(p *Policy) {
-	s.cur.Store(&inForce{pol: p, pins: s.now().pinState().Reload(p.pinOptions())})
-	s.now().followClient() // client_roots rules: the new policy's, with the roots known
+	s.swap.Lock()
+	// client_roots rules: the new policy's, with the roots known
+	s.cur.Store(&inForce{pol: p, pins: s.now().pinState().Reload(p.pinOptions()), scopes: s.scopesFor(p)})
+	s.swap.Unlock()
 	s.limits.keep(p)
 }
 

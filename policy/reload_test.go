@@ -107,3 +107,34 @@ func TestReloadJudgesWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadKeepsClientRoots: a reload while calls are judged never
+// leaves a client_roots rule without the directories the session knows:
+// a path inside the server's directory passes under the old policy and
+// the new one, whenever the reload lands.
+func TestReloadKeepsClientRoots(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const yaml = "version: 1\ningress:\n  - {fields: [path], check: path_scope, client_roots: true}\n"
+	a, b := mustLoad(t, yaml), mustLoad(t, yaml)
+	s := a.NewSession()
+	s.SetServerArgv([]string{"server", dir})
+	args := `{"path":` + strconv.Quote(dir+"/notes.txt") + `}`
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 5000 {
+			s.Reload([]*Policy{a, b}[i%2])
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if v := s.Ingress(toolCall(t, i, "read", args)); v.Rejection != nil {
+			t.Fatalf("call %d refused across a reload: %s", i, v.Rejection.Error)
+		}
+	}
+}

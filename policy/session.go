@@ -156,10 +156,12 @@ func (l *rewriteList) records() []Rewrite {
 // Session is a policy applied to one downstream: it holds what the session
 // learns, the input schemas the server announced. Safe for concurrent use.
 type Session struct {
-	// cur is the policy in force and its pin state: Reload replaces
+	// cur is the policy in force, its pins and client roots: Reload replaces
 	// them at once, and everything the session has learnt stays. A
 	// judgement loads it once (now).
 	cur atomic.Pointer[inForce]
+	// swap orders the writers of cur (Reload, new client directories).
+	swap sync.Mutex
 
 	mu sync.Mutex
 	// serverSchemas maps tool name to its compiled inputSchema; a nil
@@ -193,8 +195,6 @@ type Session struct {
 	// clientRoots are the directories of the client's last roots/list
 	// answer that the policy accepted (see RootsAnswer).
 	clientRoots atomic.Pointer[[]string]
-	// clientScopes are the checks of the client_roots rules (followClient).
-	clientScopes atomic.Pointer[clientScopes]
 	// serverDirs are the directories of the server's command line (see
 	// SetServerArgv); set before the session is used.
 	serverDirs []string
@@ -273,11 +273,12 @@ func (p *Policy) pinOptions() pins.Options {
 	return pins.Options{Lock: p.lock, Audit: p.Mode == Audit, LintEnforce: p.LintEnforce, LintAllow: p.LintAllow, Lint: p.linted}
 }
 
-// inForce is what a reload replaces at once: the policy and the pin
-// state kept under it.
+// inForce is what a reload replaces at once: the policy, the pin state
+// kept under it and the checks of its client_roots rules.
 type inForce struct {
-	pol  *Policy
-	pins *pins.Session
+	pol    *Policy
+	pins   *pins.Session
+	scopes *clientScopes
 }
 
 // judge is the session seen under one inForce. Each message is judged
