@@ -75,16 +75,9 @@ func TestShownTools(t *testing.T) {
 	shown("WIPE")
 }
 
-// TestReloadJudgesWhole: a reload while a call is being judged never mixes
-// the two policies; the call is judged wholly by the old one or wholly by
-// the new one. Policy a denies wipe (enforce, refused as a result); policy
-// b allows it (audit, refused as an error): a verdict that refuses wipe in
-// audit mode, or as an error, took parts of both.
-func TestReloadJudgesWhole(t *testing.T) {
-	t.Parallel()
-	a := mustLoad(t, "version: 1\ntools: {wipe: deny}\n")
-	b := mustLoad(t, "version: 1\nmode: audit\nreject_as: error\n")
-	s := a.NewSession()
+// whileReloading calls judge with 0, 1, 2, ... until 5000 reloads of s,
+// alternately a and b, have run concurrently with it.
+func whileReloading(s *Session, a, b *Policy, judge func(i int)) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -97,15 +90,27 @@ func TestReloadJudgesWhole(t *testing.T) {
 		case <-done:
 			return
 		default:
-		}
-		v := s.Ingress(toolCall(t, i, "wipe", `{}`))
-		if v.Rejection == nil {
-			continue // b's verdict
-		}
-		if v.Audit || v.AsError || v.Rejection.ErrorCode != codes.ToolDenied {
-			t.Fatalf("call %d judged by two policies: %+v", i, v)
+			judge(i)
 		}
 	}
+}
+
+// TestReloadJudgesWhole: a reload while a call is being judged never mixes
+// the two policies; the call is judged wholly by the old one or wholly by
+// the new one. Policy a denies wipe (enforce, refused as a result); policy
+// b allows it (audit, refused as an error): a verdict that refuses wipe in
+// audit mode, or as an error, took parts of both.
+func TestReloadJudgesWhole(t *testing.T) {
+	t.Parallel()
+	a := mustLoad(t, "version: 1\ntools: {wipe: deny}\n")
+	b := mustLoad(t, "version: 1\nmode: audit\nreject_as: error\n")
+	s := a.NewSession()
+	whileReloading(s, a, b, func(i int) {
+		v := s.Ingress(toolCall(t, i, "wipe", `{}`))
+		if v.Rejection != nil && (v.Audit || v.AsError || v.Rejection.ErrorCode != codes.ToolDenied) {
+			t.Fatalf("call %d judged by two policies: %+v", i, v)
+		}
+	})
 }
 
 // TestReloadKeepsClientRoots: a reload while calls are judged never
@@ -120,21 +125,9 @@ func TestReloadKeepsClientRoots(t *testing.T) {
 	s := a.NewSession()
 	s.SetServerArgv([]string{"server", dir})
 	args := `{"path":` + strconv.Quote(dir+"/notes.txt") + `}`
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range 5000 {
-			s.Reload([]*Policy{a, b}[i%2])
-		}
-	}()
-	for i := 0; ; i++ {
-		select {
-		case <-done:
-			return
-		default:
-		}
+	whileReloading(s, a, b, func(i int) {
 		if v := s.Ingress(toolCall(t, i, "read", args)); v.Rejection != nil {
 			t.Fatalf("call %d refused across a reload: %s", i, v.Rejection.Error)
 		}
-	}
+	})
 }
