@@ -3,6 +3,7 @@ package secrets
 import (
 	"encoding/base64"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -147,6 +148,26 @@ var ownQuick = map[string]func(s string, at, n int) bool{
 // token run) never runs the regex, whose lazy 50-character prefix made
 // each window cost milliseconds.
 const genericShape = `(?i)[\w.-]{0,50}?(?:%s)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
+
+// genericOf reports whether a rule's regex has genericShape with a group
+// that is an alternation of its keywords, lower case, so that the end of
+// the group in every match is the end of a keyword hit.
+func genericOf(regex string, keywords []string) bool {
+	pre, post, ok := strings.Cut(genericShape, "%s")
+	if !ok || !strings.HasPrefix(regex, pre) {
+		return false
+	}
+	group, _, ok := strings.Cut(regex[len(pre):], post)
+	if !ok {
+		return false
+	}
+	for _, alt := range strings.Split(group, "|") {
+		if !slices.Contains(keywords, alt) || strings.ContainsAny(alt, `\()[]{}?*+.^$`) {
+			return false
+		}
+	}
+	return true
+}
 
 // operatorAfter reports whether, after the keyword at [at, at+n), at most
 // 23 characters of [ \t\w.-] or [\s'"] (under (?i) the long s and the

@@ -142,7 +142,7 @@ var allRules = sync.OnceValue(func() []*rule {
 		out[i].scan = keyScans[spec.id]
 		out[i].valid = ownValid[spec.id]
 		out[i].quick = ownQuick[spec.id]
-		if out[i].quick == nil && len(kws) == 1 && strings.HasPrefix(spec.regex, fmt.Sprintf(genericShape, kws[0])) {
+		if out[i].quick == nil && genericOf(spec.regex, kws) {
 			out[i].quick = operatorAfter
 		}
 		if backAnchored[spec.id] {
