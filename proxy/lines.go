@@ -18,28 +18,16 @@ const prefixLen = 4096
 
 const readBufferSize = 64 << 10
 
-// reuseMax is the longest line whose buffer the reader keeps for the
-// next line; a longer one gets a buffer of its own, freed with it.
-const reuseMax = 1 << 20
-
 // lineReader frames newline-delimited messages with a hard size limit. Unlike
 // bufio.Scanner it neither fails the stream at 64 KiB nor grows without
 // bound: a line over max is skipped to its newline and reported, and the
 // stream goes on.
-//
-// A line longer than the read buffer is kept as the pieces read, then
-// joined once into a buffer of its exact size: its peak cost is twice its
-// size. Growing one buffer by doubling cost up to three times (a line
-// just over 32 MiB: the 32 MiB buffer and its 64 MiB successor), and the
-// doubled buffer stayed for the rest of the session.
 type lineReader struct {
 	br     *bufio.Reader
 	max    int
-	buf    []byte   // the last joined line, when short enough to reuse
-	parts  [][]byte // the pieces of the line being read
-	size   int      // their length
-	prefix []byte   // the first bytes of the last over-long line
-	taken  int      // lines returned since drained last reported true
+	buf    []byte
+	prefix []byte // the first bytes of the last over-long line
+	taken  int    // lines returned since drained last reported true
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
@@ -50,7 +38,7 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // the next call. A last line without a newline at EOF is returned too.
 func (l *lineReader) next() ([]byte, error) {
 	l.taken++
-	l.drop()
+	l.buf = l.buf[:0]
 	over := false
 	for {
 		chunk, err := l.br.ReadSlice('\n')
@@ -60,57 +48,38 @@ func (l *lineReader) next() ([]byte, error) {
 		}
 		switch {
 		case over:
-		case l.size+len(chunk) > l.max:
+		case len(l.buf)+len(chunk) > l.max:
 			over = true
-			l.prefix = l.prefix[:0]
-			for _, p := range append(l.parts, chunk) {
-				l.prefix = append(l.prefix, p[:min(len(p), prefixLen-len(l.prefix))]...)
-			}
-			l.drop()
-		case complete && l.size == 0:
+			l.prefix = append(l.prefix[:0], l.buf[:min(len(l.buf), prefixLen)]...)
+			l.prefix = append(l.prefix, chunk[:min(len(chunk), prefixLen-len(l.prefix))]...)
+			l.buf = l.buf[:0]
+		case complete && len(l.buf) == 0:
 			return chunk, nil // the common case: no copy
 		default:
-			l.parts = append(l.parts, bytes.Clone(chunk))
-			l.size += len(chunk)
+			if need := len(l.buf) + len(chunk); need > cap(l.buf) {
+				// Double (bounded by the limit) rather than let append
+				// grow by 1.25x: a 16 MiB line would otherwise allocate
+				// about five times its size on the way.
+				grown := make([]byte, len(l.buf), min(max(2*cap(l.buf), need, readBufferSize), l.max+1))
+				copy(grown, l.buf)
+				l.buf = grown
+			}
+			l.buf = append(l.buf, chunk...)
 		}
 		switch {
 		case complete && over:
 			return nil, errTooLong
 		case complete:
-			return l.join(), nil
+			return l.buf, nil
 		case err == bufio.ErrBufferFull:
 			continue
 		case over:
 			return nil, errTooLong
-		case l.size > 0:
-			return l.join(), nil
+		case len(l.buf) > 0:
+			return l.buf, nil
 		}
 		return nil, err
 	}
-}
-
-// join returns the pieces as one line.
-func (l *lineReader) join() []byte {
-	var line []byte
-	if l.size <= reuseMax {
-		line = l.buf[:0]
-	} else {
-		line = make([]byte, 0, l.size)
-	}
-	for _, p := range l.parts {
-		line = append(line, p...)
-	}
-	if l.size <= reuseMax {
-		l.buf = line
-	}
-	l.drop()
-	return line
-}
-
-// drop forgets the pieces of a line.
-func (l *lineReader) drop() {
-	clear(l.parts)
-	l.parts, l.size = l.parts[:0], 0
 }
 
 // hasLine reports whether a whole line is already buffered, so that the

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -147,27 +146,6 @@ func TestDrainedReportsBatches(t *testing.T) {
 	}
 	if drained, batch := l.drained(); !drained || batch {
 		t.Fatalf("after one line: drained %v, batch %v", drained, batch)
-	}
-}
-
-// TestLineReaderLongLineCost: a line just over a power of two costs about
-// twice its size to read (its pieces, then the joined line), not the
-// doubled buffers' four times, and a long line's buffer is not kept.
-func TestLineReaderLongLineCost(t *testing.T) {
-	line := strings.Repeat("z", 8<<20+5)
-	lr := newLineReader(strings.NewReader(line+"\nnext\n"), 64<<20)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	got, err := lr.next()
-	runtime.ReadMemStats(&after)
-	if err != nil || len(got) != len(line) {
-		t.Fatalf("read %d bytes, %v", len(got), err)
-	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(line))*9/4 {
-		t.Errorf("reading a %d KiB line allocated %d KiB", len(line)>>10, alloc>>10)
-	}
-	if next, err := lr.next(); err != nil || string(next) != "next" || cap(lr.buf) > reuseMax {
-		t.Errorf("next line %q, %v; buffer kept: %d bytes", next, err, cap(lr.buf))
 	}
 }
 
