@@ -2,9 +2,10 @@ package links
 
 import (
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpguard/mcpguard/rules/internal/cputime"
 )
 
 // hostileShapes repeat a fragment that once made a scanner read from each
@@ -27,16 +28,6 @@ var hostileShapes = map[string]func(n int) string{
 	"title":                func(n int) string { return strings.Repeat(`![x](a "`, n/8) },
 }
 
-// cpuTime is the process's user and system CPU time: on a busy machine it
-// moves with the work done, where the wall clock does not.
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Skip("no rusage:", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // TestApplyLinear: each hostile shape, four times larger, costs well under
 // sixteen times the CPU (what a scan per occurrence to the end costs); the
 // bound is ten, not four, for the parser's allocation and GC at small sizes.
@@ -47,13 +38,8 @@ func TestApplyLinear(t *testing.T) {
 		small = 16 << 10
 	}
 	measure := func(s string) time.Duration {
-		best := time.Duration(1 << 62)
-		for range 3 {
-			start := cpuTime(t)
-			f.Apply(s)
-			best = min(best, cpuTime(t)-start)
-		}
-		return max(best, 5*time.Millisecond) // rusage ticks and a busy machine: a floor keeps the ratio meaningful
+		best := cputime.Best(3, func() { f.Apply(s) })
+		return max(best, 5*time.Millisecond) // a floor keeps the ratio of tiny costs meaningful
 	}
 	for name, shape := range hostileShapes {
 		a, b := measure(shape(small)), measure(shape(4*small))
