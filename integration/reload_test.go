@@ -198,9 +198,6 @@ func TestReloadDuringTraffic(t *testing.T) {
 	if ev["level"] != "error" || len(errs) == 0 || !strings.Contains(fmt.Sprint(errs[0]), polFile+":6:12:") {
 		t.Fatalf("reload of a broken policy logged %v", ev)
 	}
-	if !strings.Contains(p.stderr.String(), polFile+":6:12:") {
-		t.Errorf("stderr does not name the broken line:\n%s", p.stderr.String())
-	}
 	m, _ = p.expectAfterSend(callLine("broken", "list_allowed_directories", nil))
 	if rejectionOf(t, m).ErrorCode != "INPUT_REJECTED_TOOL_DENIED" {
 		t.Fatalf("after a failed reload the policy in force changed: %s", m.raw)
@@ -213,6 +210,11 @@ func TestReloadDuringTraffic(t *testing.T) {
 	// never have received.
 	if status, err := p.closeAndWait(20 * time.Second); err != nil || (status != 0 && status != 128+int(syscall.SIGTERM)) {
 		t.Fatalf("exit: %d %v", status, err)
+	}
+	// stderr is read through a pipe: all of it is in only once the
+	// process has been waited for.
+	if !strings.Contains(p.stderr.String(), polFile+":6:12:") {
+		t.Errorf("stderr does not name the broken line:\n%s", p.stderr.String())
 	}
 }
 
