@@ -60,6 +60,42 @@ func TestBenchRuns(t *testing.T) {
 			t.Errorf("ratio %s = %v", x.Name, x.Value)
 		}
 	}
+	testStarts(t, bin, filepath.Join(dir, "mcpguard"))
+}
+
+// testStarts keeps the start-up measurement from rotting: two starts of
+// each path with the mcpguard the rounds built, every figure present and
+// plausible.
+func testStarts(t *testing.T, bench, mcpguard string) {
+	var stderr bytes.Buffer
+	cmd := exec.Command(bench, "-starts", "2", "-json", "-mcpguard", mcpguard)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bench -starts: %v\n%s", err, stderr.Bytes())
+	}
+	var rep Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("output %s: %v", out, err)
+	}
+	want := []string{"direct", "relay", "mcpguard"}
+	if len(rep.Starts) != len(want) || len(rep.Results) != 0 {
+		t.Fatalf("got %d start results and %d round results, want %v and none", len(rep.Starts), len(rep.Results), want)
+	}
+	for i, r := range rep.Starts {
+		if r.Path != want[i] || len(r.Starts) != 2 {
+			t.Errorf("start result %d is %q with %d starts, want %q with 2", i, r.Path, len(r.Starts), want[i])
+		}
+		if r.FirstAnswerMs <= 0 || r.MinFirstAnswerMs <= 0 || r.MinFirstAnswerMs > r.FirstAnswerMs {
+			t.Errorf("%s: implausible times %+v", r.Path, r.StartFigures)
+		}
+		if r.Path != "direct" && (r.CPUms <= 0 || r.AnonKiB <= 0 || r.FileKiB <= 0 || r.RSSKiB != r.AnonKiB+r.FileKiB) {
+			t.Errorf("%s: implausible CPU or memory %+v", r.Path, r.StartFigures)
+		}
+	}
+	if len(rep.Ratios) != 2 {
+		t.Errorf("got ratios %+v, want the first answer's and the idle RSS's", rep.Ratios)
+	}
 }
 
 // TestVerifiers checks that the reply checks accept the server's bytes and

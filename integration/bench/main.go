@@ -39,11 +39,19 @@
 // ≤ 1.15, throughput ≥ 0.85, 16 MiB MB/s ≥ 0.6; peak RSS ≤ 3× the message
 // + 32 MiB), or -json.
 //
+// With -starts N it measures start-up instead: each path's chain is
+// started N times, the paths taking turns, and timed from spawn to the
+// answer to initialize; then the CPU time of the process in the middle up
+// to that answer, and its resident memory once idle (anonymous, and
+// file-backed: the binary's and libraries' pages). Targets: the first
+// answer at most 10 ms after the relay's, at most 12 MiB resident.
+//
 // Run it from inside the module; it builds mcpguard into -build-dir:
 //
 //	go run ./integration/bench -n 200000
 //	go run ./integration/bench -n 20000 -big 3 -rounds 1   # a quick look
 //	go run ./integration/bench -policy integration/bench/testdata/twenty-rules.yaml
+//	go run ./integration/bench -starts 20 -paths relay,mcpguard
 //
 // BENCH.md, beside this file, keeps the figures measured over time.
 //
@@ -84,6 +92,7 @@ func main() {
 	flag.IntVar(&cfg.Big, "big", 20, "measured large results per run")
 	flag.IntVar(&cfg.BigBytes, "big-bytes", 16<<20, "text bytes of one large result")
 	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds, paths interleaved; each figure is the median")
+	flag.IntVar(&cfg.Starts, "starts", 0, "instead of the rounds, start each path this many times and measure the first initialize answer and the idle RSS")
 	flag.StringVar(&cfg.Policy, "policy", "", "policy file for the mcpguard path (default: the embedded baseline)")
 	flag.BoolVar(&cfg.StreamRelay, "stream-relay", false, "measure against a relay that streams long lines instead of forwarding whole lines")
 	pathList := flag.String("paths", "direct,relay,mcpguard", "paths to measure, comma-separated")
@@ -115,8 +124,8 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if cfg.N < 1 || cfg.Rounds < 1 || cfg.Big < 0 || cfg.BigBytes < 0 {
-		fmt.Fprintln(os.Stderr, "bench: -n and -rounds must be positive, -big and -big-bytes not negative")
+	if cfg.N < 1 || cfg.Rounds < 1 || cfg.Big < 0 || cfg.BigBytes < 0 || cfg.Starts < 0 {
+		fmt.Fprintln(os.Stderr, "bench: -n and -rounds must be positive, -big, -big-bytes and -starts not negative")
 		os.Exit(2)
 	}
 	time.AfterFunc(*timeout, func() {
@@ -145,6 +154,7 @@ type Config struct {
 	Big         int      `json:"big"`
 	BigBytes    int      `json:"big_bytes"`
 	Rounds      int      `json:"rounds"`
+	Starts      int      `json:"starts,omitempty"`
 	Policy      string   `json:"policy,omitempty"`
 	StreamRelay bool     `json:"stream_relay"`
 	Paths       []string `json:"paths"`
@@ -184,9 +194,10 @@ type Ratio struct {
 
 // Report is the whole result.
 type Report struct {
-	Config  Config       `json:"config"`
-	Results []PathResult `json:"results"`
-	Ratios  []Ratio      `json:"ratios"`
+	Config  Config        `json:"config"`
+	Results []PathResult  `json:"results,omitempty"`
+	Starts  []StartResult `json:"starts,omitempty"`
+	Ratios  []Ratio       `json:"ratios"`
 }
 
 func run(cfg Config, bin, buildDir string) (*Report, error) {
@@ -237,6 +248,15 @@ func run(cfg Config, bin, buildDir string) (*Report, error) {
 			otel = append(otel, "--policy", cfg.Policy)
 		}
 		argv["otel"] = append(append(otel, "--"), server...)
+	}
+
+	if cfg.Starts > 0 {
+		progress("%d starts of each path", cfg.Starts)
+		starts, err := measureStarts(cfg.Paths, argv, cfg.Starts)
+		if err != nil {
+			return nil, err
+		}
+		return &Report{Config: cfg, Starts: starts, Ratios: startRatios(starts)}, nil
 	}
 
 	b := newBench(cfg)
@@ -513,17 +533,12 @@ func (b *bench) round(argv map[string][]string) (map[string]Figures, error) {
 func (c *chain) handshake() error {
 	id := c.nextID
 	c.expected++
-	line, _, err := c.call([]byte(reqPrefix + strconv.Itoa(id) + `,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcpguard-bench","version":"1"}}}` + "\n"))
+	line, _, err := c.call([]byte(initializeRequest(id)))
 	if err != nil {
 		return err
 	}
-	var init struct {
-		Result struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"result"`
-	}
-	if err := decodeReply(line, id, &init); err != nil || init.Result.ProtocolVersion == "" {
-		return fmt.Errorf("initialize: bad reply %.200q (%v)", line, err)
+	if err := checkInitialize(line, id); err != nil {
+		return err
 	}
 	c.verified++
 
@@ -547,6 +562,25 @@ func (c *chain) handshake() error {
 	}
 	c.verified++
 	c.nextID = id + 1
+	return nil
+}
+
+// initializeRequest is the driver's initialize, with its newline.
+func initializeRequest(id int) string {
+	return reqPrefix + strconv.Itoa(id) + `,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcpguard-bench","version":"1"}}}` + "\n"
+}
+
+// checkInitialize refuses anything but a result for id with a protocol
+// version.
+func checkInitialize(line []byte, id int) error {
+	var init struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	if err := decodeReply(line, id, &init); err != nil || init.Result.ProtocolVersion == "" {
+		return fmt.Errorf("initialize: bad reply %.200q (%v)", line, err)
+	}
 	return nil
 }
 
@@ -913,6 +947,28 @@ func ratios(rs []PathResult) []Ratio {
 
 func (r *Report) print(w io.Writer) {
 	c := r.Config
+	if c.Starts > 0 {
+		fmt.Fprintf(w, "mcpguard start-up: %d starts of each path to the first initialize answer, idle RSS %v after it; medians; GOMAXPROCS=%d %s\n\n",
+			c.Starts, idleWait, c.GOMAXPROCS, c.GoVersion)
+		printStarts(w, r.Starts)
+	} else {
+		r.printRounds(w)
+	}
+	fmt.Fprintln(w)
+	for _, x := range r.Ratios {
+		status := ""
+		if x.Met != nil {
+			status = "met"
+			if !*x.Met {
+				status = "MISSED"
+			}
+		}
+		fmt.Fprintf(w, "%-42s %6.2f  %-7s %s\n", x.Name, x.Value, x.Target, status)
+	}
+}
+
+func (r *Report) printRounds(w io.Writer) {
+	c := r.Config
 	relayKind := "whole-line"
 	if c.StreamRelay {
 		relayKind = "streaming"
@@ -928,17 +984,6 @@ func (r *Report) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-9s %9.1f %9.1f %9.1f %12.0f %11.0f %13s %13s %10s\n",
 			p.Path, p.P50us, p.P90us, p.P99us, p.MsgsPerSec, p.BigMBps, rss, cpu, fmt.Sprintf("%d/%d", p.Verified, p.Expected))
-	}
-	fmt.Fprintln(w)
-	for _, x := range r.Ratios {
-		status := ""
-		if x.Met != nil {
-			status = "met"
-			if !*x.Met {
-				status = "MISSED"
-			}
-		}
-		fmt.Fprintf(w, "%-42s %6.2f  %-7s %s\n", x.Name, x.Value, x.Target, status)
 	}
 }
 
