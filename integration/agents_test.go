@@ -144,9 +144,9 @@ func listsGuard(listing, prefix, rest string) bool {
 }
 
 // TestRealAgents: Claude Code, Gemini CLI and Codex CLI each read the
-// config wrap wrote; Claude Code and Gemini CLI connect to the server
-// through mcpguard, and a call Claude Code makes is refused by it; unwrap
-// gives their files back byte for byte.
+// config wrap wrote and connect to the server through mcpguard; a call
+// Claude Code or Codex makes is refused by it, and the refusal reaches
+// the model; unwrap gives their files back byte for byte.
 func TestRealAgents(t *testing.T) {
 	t.Parallel()
 
@@ -165,7 +165,10 @@ func TestRealAgents(t *testing.T) {
 	})
 
 	// Codex's `mcp list` does not connect; its JSON listing shows what its
-	// own parser read from the edited TOML.
+	// own parser read from the edited TOML. Then `codex exec` against a
+	// stand-in of the Responses API on loopback: an allowed read reaches
+	// the server, a refused one reaches the model as mcpguard's error
+	// result, and status counts the refusal.
 	t.Run("codex", func(t *testing.T) {
 		t.Parallel()
 		f := newAgentFixture(t)
@@ -205,6 +208,25 @@ func TestRealAgents(t *testing.T) {
 			!isGuard(list[0].Transport.Command) || !slices.Equal(list[0].Transport.Args, f.guardedArgs("codex")) ||
 			list[0].StartupTimeout != 20 {
 			t.Errorf("codex reads the wrapped entry as %+v; want mcpguard %q, startup timeout 20", list, f.guardedArgs("codex"))
+		}
+
+		// One `codex exec` session: the model reads a file in the root,
+		// then one outside it; Codex starts the server through mcpguard.
+		read := func(path string) responsesCall {
+			return responsesCall{"mcp__fs", "read_text_file", `{"path":` + quoteJSON(path) + `}`}
+		}
+		model := newResponsesModel(t, read(filepath.Join(f.root, "README.md")), read("/etc/hostname"))
+		out = runAgent(t, append(f.env, "OPENAI_API_KEY=sk-test-not-a-key", "RUST_LOG=off"), f.home, "codex", codexExec(model, "read two files")...)
+		got := model.results(t, 2, out)
+		if !strings.Contains(got[0], "Some `code` and ünïcode.") || strings.Contains(got[0], "Rejected") {
+			t.Errorf("the read inside the root came back as %q; want the file\ncodex exec said:\n%s", got[0], out)
+		}
+		if !strings.Contains(got[1], "Rejected unsafe MCP input") || !strings.Contains(got[1], `"error_code":"INPUT_REJECTED_PATH_SCOPE"`) {
+			t.Errorf("the read outside the root came back as %q; want mcpguard's INPUT_REJECTED_PATH_SCOPE refusal\ncodex exec said:\n%s", got[1], out)
+		}
+		status, _, _ := runMcpguard(t, f.env, "status", "--project", f.home)
+		if !strings.Contains(status, "codex-fs.yaml  session  1 ") {
+			t.Errorf("status does not count the refusal for the entry:\n%s", status)
 		}
 		f.unwrap(t, config, before, after)
 	})

@@ -1,0 +1,128 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// responsesModel stands in for the OpenAI Responses API that Codex CLI
+// streams from (POST /v1/responses, server-sent events). Codex offers a
+// server's MCP tools as the function tools of a namespace mcp__SERVER
+// (for models without its code mode, such as gpt-5); the stand-in
+// answers the request carrying N tool outputs with call N of its
+// script, then with a short text, and keeps the text of each output as
+// Codex sent it back in the next request.
+type responsesModel struct {
+	*httptest.Server
+	mu      sync.Mutex
+	outputs []string
+	offered bool // a request offered the script's namespace
+}
+
+// responsesCall is a function call the stand-in asks for.
+type responsesCall struct{ namespace, name, arguments string }
+
+func newResponsesModel(t *testing.T, script ...responsesCall) *responsesModel {
+	m := &responsesModel{}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Input []struct {
+				Type   string          `json:"type"`
+				Output json.RawMessage `json:"output"`
+			} `json:"input"`
+		}
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		var outputs []string
+		for _, in := range req.Input {
+			if in.Type == "function_call_output" {
+				outputs = append(outputs, outputText(in.Output))
+			}
+		}
+		m.mu.Lock()
+		if len(outputs) > len(m.outputs) {
+			m.outputs = outputs
+		}
+		m.offered = m.offered || len(script) > 0 && strings.Contains(string(body), `"name":"`+script[0].namespace+`"`)
+		m.mu.Unlock()
+		id := "resp_" + strconv.FormatInt(messageIDs.Add(1), 10)
+		item := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
+		if n := len(outputs); n < len(script) {
+			c := script[n]
+			item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
+				"call_id": "call_" + strconv.Itoa(n+1), "namespace": c.namespace, "name": c.name, "arguments": c.arguments}
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []map[string]any{
+			{"type": "response.created", "response": map[string]any{"id": id}},
+			{"type": "response.output_item.done", "item": item},
+			{"type": "response.completed", "response": map[string]any{"id": id,
+				"usage": map[string]int{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}},
+		} {
+			data, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], data)
+		}
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+// outputText joins the text parts of a tool call's output (a string or
+// a list of input_text items).
+func outputText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// results returns the output of each call of the script as the model
+// got it; fewer than want fail the test.
+func (m *responsesModel) results(t *testing.T, want int, out string) []string {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.outputs) != want {
+		t.Fatalf("the model got %d tool outputs, want %d (tools offered: %v): %q\ncodex exec said:\n%s", len(m.outputs), want, m.offered, m.outputs, out)
+	}
+	return m.outputs
+}
+
+// codexExec is `codex exec` with the model provider set to the
+// stand-in: no login, no retries, no git repository needed.
+func codexExec(model *responsesModel, prompt string) []string {
+	return []string{"exec", "--skip-git-repo-check",
+		"-c", `model_provider="standin"`,
+		"-c", `model_providers.standin.name="stand-in"`,
+		"-c", `model_providers.standin.base_url="` + model.URL + `/v1"`,
+		"-c", `model_providers.standin.wire_api="responses"`,
+		"-c", `model_providers.standin.env_key="OPENAI_API_KEY"`,
+		"-c", "model_providers.standin.request_max_retries=0",
+		"-c", "model_providers.standin.stream_max_retries=0",
+		prompt}
+}
