@@ -725,7 +725,7 @@ func (c *command) wrapCommand(name, usage string, guard bool) *cli.Command {
 			&cli.BoolFlag{Name: "init", Usage: "with --policy-dir: run mcpguard init for servers no shipped policy fits (starts each)"},
 			&cli.DurationFlag{Name: "timeout", Usage: "with --init: how long each server gets to list its tools", Value: 60 * time.Second},
 			&cli.StringFlag{Name: "command", Usage: "the mcpguard `PATH` written into entries", DefaultText: "this binary's absolute path"},
-			&cli.BoolFlag{Name: "pin-versions", Usage: "pin each npx package without an exact version to the release npx installed for it"})
+			&cli.BoolFlag{Name: "pin-versions", Usage: "pin each package without an exact version (npx, bunx, uvx, docker/podman image) to the release its runner installed"})
 		usageText = "mcpguard wrap [--client NAME]... [--project DIR]... [--all-projects] [--dry-run] [--policy-dir DIR [--init]] [--command PATH] [--pin-versions]"
 	}
 	return &cli.Command{Name: name, Usage: usage, UsageText: usageText, Flags: flags,

@@ -14,54 +14,6 @@ import (
 	"github.com/mcpguard/mcpguard/policy/pins"
 )
 
-// wrap --pin-versions: an entry that runs `npx [-y] PKG` without an exact
-// version runs whatever the registry serves at each start (Unpinned). The
-// release npx already installed for that very spec is the one the user
-// has been running: pinning it (PKG@X.Y.Z) keeps the next start on it
-// until the user chooses to move. npx installs each spec into
-// NPM_CACHE/_npx/HASH and records the spec in that directory's
-// package.json (_npx.packages); the installed version is in
-// node_modules/PKG/package.json there. Nothing is fetched or started.
-// Other runners (uvx, pipx, docker) are reported, not pinned.
-
-// npxPin returns the index in argv of the package word of an unpinned
-// npx-style command line and the spec npx installed for it, PKG@X.Y.Z;
-// ok is false when there is none to pin or no installed release is found.
-func npxPin(argv []string, home string) (at int, pinned string, ok bool) {
-	if len(argv) < 2 || Unpinned(argv) == "" {
-		return 0, "", false
-	}
-	switch strings.ToLower(filepath.Base(argv[0])) {
-	case "npx", "npx.cmd":
-	default:
-		return 0, "", false // bunx, pnpm dlx: their own caches
-	}
-	at = -1
-	for i := 1; i < len(argv); i++ {
-		w := argv[i]
-		if w == "-p" || w == "--package" || strings.HasPrefix(w, "--package=") || w == "-c" || w == "--call" {
-			return 0, "", false // several packages or a shell line: pin by hand
-		}
-		if !strings.HasPrefix(w, "-") {
-			at = i
-			break
-		}
-	}
-	if at < 0 {
-		return 0, "", false
-	}
-	spec := argv[at]
-	name := spec
-	if i := strings.LastIndexByte(spec, '@'); i > 0 {
-		name = spec[:i]
-	}
-	version, _ := installedNPX(spec, name, home)
-	if version == "" {
-		return 0, "", false
-	}
-	return at, name + "@" + version, true
-}
-
 // installedNPX is the exact version npx installed for spec (a package
 // name, possibly with a range or tag) and the package.json it read it
 // from; "" when none is found.

@@ -32,23 +32,24 @@ func Unpinned(argv []string) string {
 		return ""
 	}
 	base := strings.ToLower(filepath.Base(argv[0]))
+	label := base // the runner as the line names it, for the message
 	rest := argv[1:]
 	switch base {
 	case "pnpm", "yarn", "npm", "bun":
 		if len(rest) == 0 || (rest[0] != "dlx" && rest[0] != "exec" && rest[0] != "x") {
 			return ""
 		}
-		rest, base = rest[1:], "npx"
+		rest, base, label = rest[1:], "npx", base+" "+rest[0]
 	case "uv":
 		if len(rest) < 2 || rest[0] != "tool" || rest[1] != "run" {
 			return ""
 		}
-		rest, base = rest[2:], "uvx"
+		rest, base, label = rest[2:], "uvx", "uv tool run"
 	case "pipx":
 		if len(rest) == 0 || rest[0] != "run" {
 			return ""
 		}
-		rest, base = rest[1:], "uvx"
+		rest, base, label = rest[1:], "uvx", "pipx run"
 	case "docker", "podman":
 		if len(rest) == 0 || rest[0] != "run" {
 			return ""
@@ -79,7 +80,7 @@ func Unpinned(argv []string) string {
 			name, version = pkg[:i], pkg[i+1:]
 		}
 		if !exactVersion.MatchString(version) {
-			return base + " " + name + ": no exact version (" + name + "@X.Y.Z)"
+			return label + " " + name + ": no exact version (" + name + "@X.Y.Z)"
 		}
 	case "uvx":
 		pkg := packageWord(rest, []string{"--from"}, []string{"--with", "--python", "-p", "--index", "--spec"})
@@ -96,7 +97,7 @@ func Unpinned(argv []string) string {
 		if i := strings.IndexAny(name, "=<>~!@["); i > 0 {
 			name = name[:i]
 		}
-		return base + " " + name + ": no exact version (" + name + "==X.Y.Z)"
+		return label + " " + name + ": no exact version (" + name + "==X.Y.Z)"
 	}
 	return ""
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,8 +21,8 @@ type Options struct {
 	Exe      string
 	DryRun   bool
 	Policies Policies
-	// PinVersions pins an unpinned npx package to the release npx has
-	// installed for it (npxPin) before wrapping the entry.
+	// PinVersions pins an unpinned package to the release its runner has
+	// installed for it (findPin) before wrapping the entry.
 	PinVersions bool
 }
 
@@ -259,27 +257,21 @@ func (o *Options) edit(c *Config, s *Server, wrap bool) Outcome {
 	return outcome("wrapped", detail, false)
 }
 
-// pinVersion pins the entry's npx package to the release npx installed
-// for it (JSON entries with command and args; others are named for the
-// user to pin) and says what it did, "" when there is nothing to pin.
+// pinVersion pins the entry's unpinned package to the release its
+// runner installed (findPin) and says what it did, "" when there is
+// nothing to pin.
 func (o *Options) pinVersion(c *Config, s *Server) string {
-	at, pinned, ok := npxPin(s.Argv, o.Env.Home)
-	if !ok {
-		if why := Unpinned(s.Argv); why != "" {
-			return "not pinned: no single release installed by npx found (" + why + ")"
+	p, why := findPin(s.Argv, o.Env.Home)
+	if p.word == "" {
+		if why == "" {
+			return ""
 		}
-		return ""
+		return "not pinned: " + why
 	}
-	if c.Format != "json" || c.Shape != CommandArgs {
-		return "pin it by hand: " + pinned
-	}
-	if err := c.patch([]patchOp{{Op: "replace", Path: s.Pointer + "/args/" + strconv.Itoa(at-1), Value: quote(pinned)}}); err != nil {
+	if err := c.setWord(s, p.at, p.word); err != nil {
 		return "not pinned: " + err.Error()
 	}
-	c.dirty = true
-	s.Argv = slices.Clone(s.Argv)
-	s.Argv[at] = pinned
-	return "pinned " + pinned + " (the release npx installed)"
+	return "pinned " + p.word + " (" + p.from + ")"
 }
 
 // givePolicy places a policy for a server guarded by the baseline (wrap
