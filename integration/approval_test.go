@@ -58,8 +58,15 @@ func connectAsked(t *testing.T, answer func(context.Context, *mcp.ElicitRequest)
 	if answer != nil {
 		opts.ElicitationHandler = answer
 	}
+	return connectClient(t, opts, policy, logFile, testserverBin)
+}
+
+// connectClient connects a Go SDK client with opts to server behind
+// mcpguard with policy, logging to logFile.
+func connectClient(t *testing.T, opts *mcp.ClientOptions, policy, logFile string, server ...string) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpguard-approval", Version: "1.0.0"}, opts)
-	argv := guardArgv(t, &guardOpts{Policy: policy, Log: logFile}, testserverBin)
+	argv := guardArgv(t, &guardOpts{Policy: policy, Log: logFile}, server...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = &testWriter{t: t, prefix: "mcpguard stderr: "}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -101,6 +108,13 @@ func callEcho(t *testing.T, cs *mcp.ClientSession, text string) (string, *askRej
 	if err != nil {
 		t.Fatalf("call echo: %v", err)
 	}
+	return echoResult(t, res)
+}
+
+// echoResult reads the result of an echo call: the echoed text, or the
+// rejection when the call was refused.
+func echoResult(t *testing.T, res *mcp.CallToolResult) (string, *askRejection) {
+	t.Helper()
 	if len(res.Content) != 1 {
 		t.Fatalf("call echo: %s", mustJSON(res))
 	}

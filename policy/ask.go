@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -30,7 +31,10 @@ import (
 // Verdict.Ask. The relay then asks the user through the client's
 // elicitation (package approval renders the prompt and reads the answer),
 // forwards the call on "allow once" or "allow for this session" (after
-// Session.Remember), and answers it with AskRejection otherwise.
+// Session.Remember), and answers it with AskRejection otherwise. A
+// 2026-07-28 client is asked inside a result and retries the call with
+// the answer: the relay takes the answer only for the same call
+// (SameCall) and judges the retry with IngressAnswered.
 //
 // For another kind of check that wants to ask (a flows: rule, say): add
 // an approval.Reason naming the entry to the call's reasons in
@@ -152,6 +156,49 @@ func (s *Session) Remember(a *Ask) {
 	}
 }
 
+// IngressAnswered judges a request that carries the user's answer about
+// itself (a 2026-07-28 client's retry of a call mcpguard asked about,
+// the answer bound to it: see SameCall) as Ingress does, except that
+// rate limits neither refuse nor count it: the call was checked and
+// counted when it was asked, and the retry is that call again, not
+// another one. The relay takes each answer once, so an asked call
+// passes uncounted at most once.
+func (s *Session) IngressAnswered(m *message.Message) Verdict {
+	j := s.now()
+	j.answered = true
+	return j.ingress(m)
+}
+
+// SameCall reports whether a call of tool with raw arguments args is the
+// call a asks about: the same tool name, and the same arguments once
+// both are in canonical form (RFC 8785: member order, spacing and number
+// spelling aside; null and absent arguments are the same). An answer the
+// user gave about a answers no other call: a 2026-07-28 client retries
+// its call with the answer (see approval.InputRequired), and a retry
+// with other arguments must not pass on it.
+func (a *Ask) SameCall(tool string, args jsontext.Value) bool {
+	return tool == a.Tool && bytes.Equal(canonicalArgs(args), canonicalArgs(a.Arguments))
+}
+
+// canonicalArgs is args in canonical form, nil for none; arguments that
+// do not canonicalise (they parsed strictly, so never) stay as they are.
+func canonicalArgs(args jsontext.Value) []byte {
+	if len(args) == 0 || args.Kind() == 'n' {
+		return nil
+	}
+	c := args.Clone()
+	if c.Canonicalize() != nil {
+		return args
+	}
+	return c
+}
+
+// SameEntries reports whether a and b are asked for by the same policy
+// entries, as they stand (see askDefinition): an answer given under one
+// policy is not taken for an answer under a reloaded one that asks for
+// other reasons.
+func (a *Ask) SameEntries(b *Ask) bool { return a.key == b.key }
+
 // AskOutcome is why a held call is not forwarded.
 type AskOutcome uint8
 
@@ -159,6 +206,7 @@ const (
 	AskUnavailable AskOutcome = iota // the client did not declare form elicitation
 	AskDenied                        // the user denied, declined or dismissed the prompt, or the answer was unusable
 	AskTimedOut                      // no answer within the timeout
+	AskUnbound                       // the answer a retried call carries is not one about this call (revision 2026-07-28)
 )
 
 // AskRejection is the rejection of a held call that is not forwarded;
@@ -183,6 +231,10 @@ func (a *Ask) AskRejection(o AskOutcome, how string) *message.Rejection {
 		rej.ErrorCode, rej.Retryable = codes.ApprovalTimeout, true
 		rej.Reason = "the user did not answer mcpguard's approval prompt for tool " + tool + " within " + a.Timeout.String() + " (" + entries + ")"
 		rej.Remediation = "Retry the call when the user can answer the approval prompt, or ask the user whether to proceed."
+	case AskUnbound:
+		rej.ErrorCode = codes.ApprovalDenied
+		rej.Reason = "the approval answer this call of tool " + tool + " carries does not approve it (" + clean(how) + "; " + entries + ")"
+		rej.Remediation = "Call the tool again without mcpguard's inputResponses, so that mcpguard asks the user about this call."
 	default:
 		rej.ErrorCode = codes.ApprovalDenied
 		rej.Reason = "the user did not approve this call of tool " + tool + " (" + clean(how) + "; " + entries + ")"

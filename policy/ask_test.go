@@ -3,6 +3,8 @@ package policy
 import (
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpguard/mcpguard/policy/message"
 )
 
@@ -65,5 +67,59 @@ func TestRememberScope(t *testing.T) {
 	s.Reload(askTestPolicy(t, shell))
 	if !askVerdict(t, s, "run", `{"cmd":"curl x"}`).Ask.Remembered {
 		t.Error("an approval of an unchanged rule did not survive the reload")
+	}
+}
+
+// TestSameCall: an answer binds the tool and the arguments; spelling that
+// changes nothing a server reads (member order, spacing, number and
+// escape spelling) is the same call, any other difference is not.
+func TestSameCall(t *testing.T) {
+	s := askTestPolicy(t, "  []\n").NewSession()
+	a := askVerdict(t, s, "git_push", `{"remote":"origin","force":false,"n":1}`).Ask
+	for _, c := range []struct {
+		tool, args string
+		same       bool
+	}{
+		{"git_push", `{"remote":"origin","force":false,"n":1}`, true},
+		{"git_push", `{"n":1.0,"force":false,"remote":"\u006frigin"}`, true},
+		{"git_push", `{"remote":"origin","force":true,"n":1}`, false},
+		{"git_push", `{"remote":"origin","force":false,"n":1,"extra":null}`, false},
+		{"git_push", `{"remote":"origin","force":false}`, false},
+		{"GIT_PUSH", `{"remote":"origin","force":false,"n":1}`, false},
+		{"git_push", `null`, false},
+	} {
+		if got := a.SameCall(c.tool, jsontext.Value(c.args)); got != c.same {
+			t.Errorf("SameCall(%s, %s) = %v, want %v", c.tool, c.args, got, c.same)
+		}
+	}
+	none := askVerdict(t, s, "git_push", `null`).Ask
+	if !none.SameCall("git_push", nil) || none.SameCall("git_push", jsontext.Value(`{}`)) {
+		t.Error("null and absent arguments must be the same call, and {} another")
+	}
+}
+
+// TestAnsweredNotCountedTwice: a call that asks is counted by its rate
+// limit when it is asked; the 2026-07-28 retry that brings the answer is
+// the same call, judged again but neither refused nor counted by the
+// limit, so an approved call uses one of the allowance, not two.
+func TestAnsweredNotCountedTwice(t *testing.T) {
+	s := askTestPolicy(t, "  - {tools: [git_push], check: rate_limit, calls: 2, per: 1h}\n").NewSession()
+	call := func() *message.Message {
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_push","arguments":{}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for i := range 2 {
+		if v := s.Ingress(call()); v.Ask == nil || v.Rejection != nil {
+			t.Fatalf("asking call %d: %+v", i, v)
+		}
+		if v := s.IngressAnswered(call()); v.Ask == nil || v.Rejection != nil {
+			t.Fatalf("answered retry %d: %+v", i, v)
+		}
+	}
+	if v := s.Ingress(call()); v.Rejection == nil || v.Rejection.ErrorCode != "OP_RATE_LIMITED" {
+		t.Fatalf("third asking call: %+v, want OP_RATE_LIMITED", v)
 	}
 }

@@ -88,7 +88,7 @@ func (s judge) ingress(m *message.Message) Verdict {
 	default:
 		return Verdict{}
 	}
-	if rej == nil && len(s.policy().limits) > 0 {
+	if rej == nil && len(s.policy().limits) > 0 && !s.answered {
 		// Counted last: a call refused for another reason never
 		// reaches the server, and does not use up its allowance.
 		rej = s.checkLimits(s.policy().countedBy(m), m, s.policy().Mode == Audit)

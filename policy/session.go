@@ -289,10 +289,13 @@ type inForce struct {
 type judge struct {
 	*Session
 	in *inForce
+	// answered: the request carries the user's answer about itself (see
+	// Session.IngressAnswered); rate limits neither refuse nor count it.
+	answered bool
 }
 
 // now is the session under the policy in force at this moment.
-func (s *Session) now() judge { return judge{s, s.cur.Load()} }
+func (s *Session) now() judge { return judge{Session: s, in: s.cur.Load()} }
 
 // policy is the policy this judgement is made by.
 func (s judge) policy() *Policy { return s.in.pol }

@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/mcpguard/mcpguard/policy/approval"
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // maxHeldAsks bounds the calls waiting for the user at once; past it a
@@ -31,6 +34,18 @@ const maxHeldAsks = 16
 // elicitation/create request of its own to the client. The answer, the
 // timeout or the agent's cancellation ends the wait; nothing blocks the
 // relay meanwhile (other calls and replies flow both ways).
+//
+// A client of protocol revision 2026-07-28 (no initialize; its
+// capabilities in each request's _meta) takes no requests: mcpguard
+// answers the call at once with an incomplete result whose one
+// inputRequests entry is the same elicitation, under a key mcpguard
+// mints (the prompt id's prefix and a number), and forwards nothing. The
+// client retries the call with the user's answer in inputResponses under
+// that key; the answer is taken once, only before the approval timeout
+// has passed since the asking, and only for the same call (tool and
+// arguments, see policy.Ask.SameCall). The server never sees the key:
+// the retry reaches it with the asked call's own inputResponses (a
+// server's earlier round, kept here) in place of mcpguard's answer.
 //
 // The prompts' ids are strings made of a fixed prefix and 128 random bits
 // drawn at start. The client's answers come back in the id space of the
@@ -49,7 +64,27 @@ type approvals struct {
 	seq    int
 	byID   map[string]*heldAsk      // prompt id → held call
 	byCall map[message.Key]*heldAsk // the call's id → held call
+	inline map[string]*inlineAsk    // inputRequests key → call asked about in a result
 	closed bool
+}
+
+// inlineAsk is a call asked about in an input_required result (revision
+// 2026-07-28): what was asked, until the client's retry brings the
+// answer or the deadline passes.
+type inlineAsk struct {
+	ask       *policy.Ask
+	responses jsontext.Value // the asked call's own inputResponses, nil for none
+	deadline  time.Time
+}
+
+// inlineAnswer is what a retried call carries in answer to mcpguard's
+// inputRequests: the answer, or why it answers nothing (problem).
+type inlineAnswer struct {
+	ask     *policy.Ask // what was asked; nil when the key is unknown
+	answer  approval.Answer
+	how     string // approval.ReadAnswer's words
+	problem string // why the answer does not count; "" when it does
+	timeout bool   // the problem is that the answer came too late
 }
 
 // heldAsk is one call waiting for the user.
@@ -67,12 +102,12 @@ func newApprovals(r *relay) *approvals {
 	var nonce [16]byte
 	_, _ = rand.Read(nonce[:])
 	return &approvals{r: r, prefix: "mcpguard-approval-" + hex.EncodeToString(nonce[:]) + "-",
-		byID: map[string]*heldAsk{}, byCall: map[message.Key]*heldAsk{}}
+		byID: map[string]*heldAsk{}, byCall: map[message.Key]*heldAsk{}, inline: map[string]*inlineAsk{}}
 }
 
 // noteInitialize learns from the client's initialize request whether it
-// can be asked. A 2026-07-28 client (server/discover, no initialize)
-// is never asked: servers there do not send requests.
+// can be asked with a request of mcpguard's. A session without
+// initialize is a 2026-07-28 client's, asked inside a result (askInline).
 func (a *approvals) noteInitialize(m *message.Message) {
 	a.canAsk.Store(approval.ClientCanAsk(m.Params))
 	a.initialized.Store(true)
@@ -93,13 +128,14 @@ func (a *approvals) hold(key message.Key, m *message.Message, v policy.Verdict) 
 	if ask.Server == "" {
 		ask.Server = ServerName(a.r.cfg.Policy, a.r.cfg.Argv)
 	}
-	h := &heldAsk{key: key, raw: append([]byte(nil), m.Raw...), verdict: v, method: m.Method, logID: logID(m.ID)}
+	h := &heldAsk{key: key, verdict: v, method: m.Method, logID: logID(m.ID)}
+	if !a.initialized.Load() {
+		a.askInline(h, m)
+		return
+	}
+	h.raw = append([]byte(nil), m.Raw...)
 	if !a.canAsk.Load() {
-		why := "it did not declare the elicitation capability"
-		if !a.initialized.Load() {
-			why = "the session has no initialize, as in protocol revision 2026-07-28, where mcpguard does not ask"
-		}
-		a.refuse(h, policy.AskUnavailable, why)
+		a.refuse(h, policy.AskUnavailable, "it did not declare the elicitation capability")
 		return
 	}
 	a.mu.Lock()
@@ -122,6 +158,188 @@ func (a *approvals) hold(key message.Key, m *message.Message, v policy.Verdict) 
 
 	req := `{"jsonrpc":"2.0","id":` + strconv.Quote(h.promptID) + `,"method":"elicitation/create","params":` + string(approval.Params(ask.Question)) + `}`
 	a.r.answerAgent([]byte(req))
+}
+
+// askInline asks a 2026-07-28 client about the call h: the call is
+// answered at once with an input_required result holding the prompt,
+// and what was asked is kept under the key minted for it (see
+// approvals). A request that declares no form elicitation in its _meta
+// gets OP_APPROVAL_REQUIRED.
+func (a *approvals) askInline(h *heldAsk, m *message.Message) {
+	ask := h.verdict.Ask
+	declared, canAsk := approval.RequestCanAsk(m.Params)
+	if !canAsk {
+		why := "its request declares no form elicitation in _meta." + approval.MetaClientCapabilities
+		if !declared {
+			why = "the session has no initialize and the request declares no client capabilities"
+		}
+		a.refuse(h, policy.AskUnavailable, why)
+		return
+	}
+	now := time.Now()
+	a.mu.Lock()
+	for k, in := range a.inline {
+		if now.After(in.deadline) {
+			delete(a.inline, k)
+		}
+	}
+	if a.closed || len(a.inline) >= maxHeldAsks {
+		a.mu.Unlock()
+		a.refuse(h, policy.AskDenied, "too many calls wait for the user's approval")
+		return
+	}
+	a.seq++
+	key := a.prefix + strconv.Itoa(a.seq)
+	a.inline[key] = &inlineAsk{ask: ask, responses: rawjson.Member(m.Params, "inputResponses").Clone(), deadline: now.Add(ask.Timeout)}
+	a.mu.Unlock()
+	a.r.logApproval(h, eventlog.ActionAsked, "asked the user in an input_required result (protocol revision 2026-07-28)")
+	f, ok := a.r.pending.take(h.key)
+	if !ok {
+		return
+	}
+	result := approval.InputRequired(key, ask.Question, rawjson.Member(m.Params, "requestState"))
+	a.r.answerAgent([]byte(`{"jsonrpc":"2.0","id":` + string(f.id()) + `,"result":` + string(result) + `}`))
+	a.r.traceAsked(f, ask)
+}
+
+// answered reads the answer a request carries to one of mcpguard's
+// inputRequests (revision 2026-07-28: the client's retry, the answer in
+// inputResponses under mcpguard's key). It returns m and nil when m
+// carries none. Otherwise it returns the request to judge and forward in
+// m's place, without mcpguard's key: m with the asked call's own
+// inputResponses put back when the answer is about this very call, else
+// with mcpguard's keys removed; and the answer, taken (a key answers
+// once), or why it answers nothing (a key mcpguard did not mint or has
+// taken, an answer past the deadline or about another call, two answers).
+//
+// The error is for a request that cannot be rewritten (it parsed
+// strictly, and so does what is cut from it: never); it must be refused.
+func (a *approvals) answered(m *message.Message) (*message.Message, *inlineAnswer, error) {
+	if m.Kind != message.Request || !mayHoldName(m.Params, "inputResponses") {
+		return m, nil, nil
+	}
+	responses := rawjson.Member(m.Params, "inputResponses")
+	if responses.Kind() != '{' {
+		return m, nil, nil
+	}
+	var keys []string
+	var answer jsontext.Value
+	rawjson.EachMember(responses, func(name string, v jsontext.Value) error {
+		if strings.HasPrefix(name, a.prefix) {
+			keys, answer = append(keys, name), v
+		}
+		return nil
+	})
+	if len(keys) == 0 {
+		return m, nil, nil
+	}
+	ans := &inlineAnswer{}
+	now := time.Now()
+	a.mu.Lock()
+	for _, k := range keys {
+		if in := a.inline[k]; in != nil {
+			delete(a.inline, k)
+			ans.ask = in.ask
+			switch {
+			case now.After(in.deadline):
+				ans.problem, ans.timeout = "the answer came after the approval timeout", true
+			case !in.ask.SameCall(m.Name, m.Arguments):
+				ans.problem = "the answer was given about another call: the tool or the arguments differ"
+			default:
+				ans.answer, ans.how = approval.ReadAnswer(answer, nil)
+				responses = in.responses
+			}
+		}
+	}
+	a.mu.Unlock()
+	switch {
+	case len(keys) > 1:
+		ans.problem, ans.timeout = "the call carries more than one answer to mcpguard's prompts", false
+	case ans.ask == nil:
+		ans.problem = "an answer to a prompt mcpguard did not send, or whose answer it has taken already"
+	}
+	if ans.problem != "" {
+		responses = withoutKeys(responses, keys)
+	}
+	out, err := withResponses(m, responses)
+	if err != nil {
+		return nil, nil, errors.New("a call carrying an answer to mcpguard's prompt that cannot be rewritten without it")
+	}
+	return out, ans, nil
+}
+
+// decide settles a call that carries an answer to mcpguard's
+// inputRequests (ans), v being the verdict on the call as it is to be
+// forwarded: it reports true when the call is refused (or asked about
+// again) and false when it goes on to the server. A call the policy
+// asks about goes on only with an answer that counts and allows it; one
+// asked about for other reasons than the answer was given for (a reload
+// between) is asked about again. A call the policy no longer asks about
+// goes on, unless the user denied this very call.
+func (a *approvals) decide(key message.Key, m *message.Message, v policy.Verdict, ans *inlineAnswer) bool {
+	h := &heldAsk{key: key, verdict: v, method: m.Method, logID: logID(m.ID)}
+	switch {
+	case v.Ask == nil && ans.problem == "" && ans.answer == approval.Deny:
+		h.verdict.Ask = ans.ask
+		a.refuse(h, policy.AskDenied, ans.how)
+		return true
+	case v.Ask == nil:
+		a.r.log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventApproval, Direction: eventlog.Ingress,
+			Method: m.Method, Tool: m.Name, ID: h.logID, Action: eventlog.ActionNone, PolicyText: true,
+			Message: "approval: the policy does not ask about this call; the answer to mcpguard's prompt it carries is removed"})
+		return false
+	case ans.problem != "":
+		o := policy.AskUnbound
+		if ans.timeout {
+			o = policy.AskTimedOut
+		}
+		a.refuse(h, o, ans.problem)
+		return true
+	case ans.answer == approval.Deny:
+		a.refuse(h, policy.AskDenied, ans.how)
+		return true
+	case !v.Ask.Remembered && !ans.ask.SameEntries(v.Ask):
+		a.hold(key, m, v)
+		return true
+	}
+	if ans.answer == approval.AllowSession {
+		a.r.session.Remember(v.Ask)
+	}
+	a.r.logApproval(h, eventlog.ActionAllowed, ans.how)
+	return false
+}
+
+// withoutKeys is the inputResponses object obj without the members keys.
+func withoutKeys(obj jsontext.Value, keys []string) jsontext.Value {
+	for _, k := range keys {
+		if cut, err := rawjson.SetMember(obj, k, nil); err == nil {
+			obj = cut
+		}
+	}
+	return obj
+}
+
+// withResponses returns m with params.inputResponses set to responses,
+// removed when responses is nil or an empty object, parsed again.
+func withResponses(m *message.Message, responses jsontext.Value) (*message.Message, error) {
+	if string(responses) == "{}" { // compact, as every line is once parsed
+		responses = nil
+	}
+	params, err := rawjson.SetMember(m.Params, "inputResponses", responses)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := rawjson.SetMember(m.Raw, "params", params)
+	if err != nil {
+		return nil, err
+	}
+	return message.Parse(raw)
+}
+
+// mayHoldName reports whether raw JSON text may have a member named
+// name: it holds the name, or an escape that could spell it.
+func mayHoldName(raw []byte, name string) bool {
+	return bytes.Contains(raw, []byte(name)) || bytes.Contains(raw, []byte(`\u`))
 }
 
 // take removes the held call with prompt id, nil when none waits.
@@ -225,6 +443,7 @@ func (a *approvals) stop() {
 	}
 	clear(a.byID)
 	clear(a.byCall)
+	clear(a.inline)
 	a.mu.Unlock()
 	slices.Sort(ids)
 	for _, id := range ids {

@@ -51,6 +51,7 @@ var update = flag.Bool("update", false, "rewrite the to-server, to-agent and log
 //	           then the output close
 //	reload     (agent) SIGHUP: the relay reloads reload.yaml; the script
 //	           goes on once the reload has put it in force
+//	sleep D    (agent) let the duration D pass on the bubble's clock
 //
 // Blank lines and lines starting with # are skipped. The ids of the
 // requests mcpguard sends itself (tools/list to the server, approval
@@ -170,6 +171,7 @@ type step struct {
 	stop   bool
 	exit   int
 	reload bool
+	sleep  time.Duration
 }
 
 func steps(t *testing.T, side string, data []byte) []step {
@@ -186,6 +188,12 @@ func steps(t *testing.T, side string, data []byte) []step {
 			out = append(out, step{exit: n, stop: true})
 		case l == "reload" && side == "agent":
 			out = append(out, step{reload: true})
+		case strings.HasPrefix(l, "sleep ") && side == "agent":
+			d, err := time.ParseDuration(strings.TrimPrefix(l, "sleep "))
+			if err != nil || d <= 0 {
+				t.Fatalf("%s: %q", side, l)
+			}
+			out = append(out, step{sleep: d})
 		case strings.HasPrefix(l, "send "):
 			out = append(out, step{send: []byte(strings.TrimPrefix(l, "send "))})
 		case strings.HasPrefix(l, "{") || strings.HasPrefix(l, "["):
@@ -255,6 +263,8 @@ func relayScripts(t *testing.T, pol, reloadPol *policy.Policy, agentSteps, serve
 				case <-time.After(10 * time.Second):
 					t.Errorf("the reload put no policy in force")
 				}
+			case s.sleep > 0:
+				time.Sleep(s.sleep)
 			case s.wait != "":
 				if !agent.waitFor(s.wait) {
 					t.Errorf("the agent never received a line containing %q", s.wait)

@@ -394,10 +394,21 @@ func (r *relay) fromAgent(m *message.Message) {
 	if m.Kind == message.Request && m.Method == "initialize" {
 		r.approvals.noteInitialize(m)
 	}
+	retry, answer, err := r.approvals.answered(m)
+	if err != nil {
+		r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
+		return
+	}
+	m = retry
 	if r.session.AwaitsServerSchema(m) && r.holdForTools(m) {
 		return
 	}
-	v := r.session.Ingress(m)
+	var v policy.Verdict
+	if answer != nil && answer.problem == "" {
+		v = r.session.IngressAnswered(m) // counted when it was asked
+	} else {
+		v = r.session.Ingress(m)
+	}
 	if v.Rejection != nil {
 		r.logVerdict(m, v)
 		if !v.Audit {
@@ -442,7 +453,7 @@ func (r *relay) fromAgent(m *message.Message) {
 		r.answerAgent(message.ErrorReply(m.ID, jsonrpc2.CodeInternalError, "mcpguard: "+err.Error(), nil))
 		return
 	}
-	if r.askFirst(key, m, v) {
+	if r.askFirst(key, m, v, answer) {
 		return
 	}
 	if err := r.toServer.writeLine(m.Raw); err != nil {
@@ -490,7 +501,7 @@ func (r *relay) judgeHeld(h heldCall) {
 			return
 		}
 	}
-	if !r.pending.has(h.key) || r.askFirst(h.key, m, v) {
+	if !r.pending.has(h.key) || r.askFirst(h.key, m, v, nil) {
 		return
 	}
 	r.forwardHeld(h.key, m.Raw)
@@ -498,8 +509,14 @@ func (r *relay) judgeHeld(h heldCall) {
 
 // askFirst holds a call the policy asks the user about (its id reserved
 // under key) and reports true; a call the user allowed for the session
-// already is logged and goes on (false), as does every other call.
-func (r *relay) askFirst(key message.Key, m *message.Message, v policy.Verdict) bool {
+// already is logged and goes on (false), as does every other call. A
+// call that carries the user's answer (a 2026-07-28 retry, see
+// approvals.answered) is decided by it: forwarded (false) when the user
+// allowed it, refused (true) otherwise.
+func (r *relay) askFirst(key message.Key, m *message.Message, v policy.Verdict, answer *inlineAnswer) bool {
+	if answer != nil {
+		return r.approvals.decide(key, m, v, answer)
+	}
 	switch {
 	case v.Ask == nil:
 		return false

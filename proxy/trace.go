@@ -55,6 +55,13 @@ func (r *relay) traceRefused(f inFlight, rej *message.Rejection) {
 	r.tel.End(f.trace, telemetry.Rejected)
 }
 
+// traceAsked ends the record of a call that mcpguard answered with an
+// input_required result asking the user about it (revision 2026-07-28).
+func (r *relay) traceAsked(f inFlight, ask *policy.Ask) {
+	f.trace.Judged(eventlog.ActionAsked, "", ask.Rules())
+	r.tel.End(f.trace, telemetry.Asked)
+}
+
 // traceReply ends the record of a call whose answer was written for the
 // agent.
 func (r *relay) traceReply(f inFlight, m *message.Message, rewrites []policy.Rewrite) {

@@ -21,6 +21,9 @@
 //	-lookalike NAME         also list a tool whose name reads as NAME once
 //	                        canonicalised: wipe (wi\u202epe) or echo
 //	                        (ec\u200bho, a second echo)
+//	-stateless              answer server/discover: speak protocol
+//	                        revision 2026-07-28 (no initialize; a client
+//	                        that discovers it sends no initialize)
 //	-pinnable, -pulled, -pull-after N
 //	                        a rug pull: change tools, prompts, resources and
 //	                        instructions between runs or lists (rugpull.go)
@@ -56,6 +59,7 @@ var (
 	toolsPage    = flag.Int("tools-page", 0, "list the tools `N` per page")
 	icons        = flag.Bool("icons", false, "give leak_images an icon on an outside host")
 	toolsFile    = flag.String("tools-file", "", "list the tools of `FILE` (a JSON array of tool definitions) instead of its own")
+	stateless    = flag.Bool("stateless", false, "answer server/discover (protocol revision 2026-07-28)")
 	lookalike    = flag.String("lookalike", "", "also list a tool whose name reads as `NAME` (wipe or echo) once canonicalised")
 )
 
@@ -285,7 +289,18 @@ func (s *server) handle(m message) {
 		s.reply(m.ID, map[string]any{})
 	case "tools/call":
 		s.callTool(m)
-	default: // server/discover included: this server speaks the initialize revisions
+	case "server/discover":
+		if !*stateless { // the initialize revisions only
+			s.replyError(m.ID, -32601, "method not found: "+m.Method, nil)
+			return
+		}
+		s.reply(m.ID, map[string]any{
+			"resultType":        "complete",
+			"supportedVersions": []string{"2026-07-28"},
+			"capabilities":      map[string]any{"tools": map[string]any{}},
+			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "mcpguard-testserver", "version": "1.0.0"}},
+		})
+	default:
 		s.replyError(m.ID, -32601, "method not found: "+m.Method, nil)
 	}
 }

@@ -14,6 +14,10 @@
 // prompt is not the place to read a file) and the fields shown are
 // bounded in number, so that a prompt stays small whatever the call.
 //
+// A client of protocol revision 2026-07-28, which takes no requests from
+// a server, is asked the same question inside an incomplete result
+// (InputRequired), and answers it when it retries its call.
+//
 // The answer is a form with one required choice, decision: allow_once,
 // allow_session or deny (legacy enum with enumNames, which both the
 // 2025-06-18 and 2025-11-25 revisions accept). Anything but an accepted
@@ -328,22 +332,74 @@ func ReadAnswer(result, rpcError jsontext.Value) (Answer, string) {
 	return Deny, "the client's answer to the prompt has no known decision"
 }
 
+// capabilities is a client's capabilities object, as much of it as
+// approval reads.
+type capabilities struct {
+	Elicitation *struct {
+		Form jsontext.Value `json:"form"`
+		URL  jsontext.Value `json:"url"`
+	} `json:"elicitation"`
+}
+
+// canAsk reports whether c declares form elicitation: elicitation is an
+// object that is empty (2025-06-18: form is the only mode) or has form
+// (2025-11-25 on; {url: {}} alone is a client that cannot show forms).
+func (c *capabilities) canAsk() bool {
+	e := c.Elicitation
+	return e != nil && (e.Form.Kind() == '{' || (e.Form == nil && e.URL == nil))
+}
+
 // ClientCanAsk reports whether the params of an initialize request
-// declare form elicitation: capabilities.elicitation is an object that
-// is empty (2025-06-18: form is the only mode) or has form (2025-11-25;
-// {url: {}} alone is a client that cannot show forms).
+// declare form elicitation (capabilities.elicitation, see canAsk).
 func ClientCanAsk(params jsontext.Value) bool {
 	var p struct {
-		Capabilities struct {
-			Elicitation *struct {
-				Form jsontext.Value `json:"form"`
-				URL  jsontext.Value `json:"url"`
-			} `json:"elicitation"`
-		} `json:"capabilities"`
+		Capabilities capabilities `json:"capabilities"`
 	}
-	if json.Unmarshal(params, &p) != nil || p.Capabilities.Elicitation == nil {
-		return false
+	return json.Unmarshal(params, &p) == nil && p.Capabilities.canAsk()
+}
+
+// MetaClientCapabilities is the _meta member in which a request of
+// protocol revision 2026-07-28 carries the client's capabilities: that
+// revision has no initialize, and a client declares what it can do on
+// each request.
+const MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+
+// RequestCanAsk reads the client capabilities a request's params carry
+// in _meta (revision 2026-07-28): declared is whether they are there at
+// all, canAsk whether they declare form elicitation (see canAsk).
+func RequestCanAsk(params jsontext.Value) (declared, canAsk bool) {
+	var p struct {
+		Meta map[string]jsontext.Value `json:"_meta"`
 	}
-	e := p.Capabilities.Elicitation
-	return e.Form.Kind() == '{' || (e.Form == nil && e.URL == nil)
+	if json.Unmarshal(params, &p) != nil {
+		return false, false
+	}
+	raw, ok := p.Meta[MetaClientCapabilities]
+	if !ok || raw.Kind() != '{' {
+		return false, false
+	}
+	var c capabilities
+	return true, json.Unmarshal(raw, &c) == nil && c.canAsk()
+}
+
+// InputRequired is the result that asks q of a 2026-07-28 client: an
+// incomplete result (resultType input_required) whose one inputRequests
+// entry, under key, is the elicitation/create request Params(q) makes.
+// The client shows the form and retries its call with the answer in
+// inputResponses[key] (read it with ReadAnswer). requestState, when not
+// nil, is the call's own requestState (a server's, from an earlier
+// round), given back so that the retry carries it again.
+func InputRequired(key string, q Question, requestState jsontext.Value) []byte {
+	b := []byte(`{"resultType":"input_required","inputRequests":{`)
+	b, err := jsontext.AppendQuote(b, key)
+	if err != nil {
+		panic("approval: key does not quote: " + err.Error()) // mcpguard's own ASCII key
+	}
+	b = append(b, `:{"method":"elicitation/create","params":`...)
+	b = append(b, Params(q)...)
+	b = append(b, "}}"...)
+	if requestState.Kind() == '"' {
+		b = append(append(b, `,"requestState":`...), requestState...)
+	}
+	return append(b, '}')
 }

@@ -22,6 +22,7 @@ const (
 	Replied  Outcome = "replied"  // the server answered and the answer was relayed
 	Rejected Outcome = "rejected" // mcpguard answered with a rejection; the server never saw it
 	Failed   Outcome = "failed"   // the server went away, or its answer could not be relayed
+	Asked    Outcome = "asked"    // mcpguard answered with an input_required result asking the user (revision 2026-07-28); the server never saw it
 )
 
 // maxEvents bounds the rewrite events one span carries.
