@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy/pins"
 	"github.com/mcpguard/mcpguard/rules"
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // SchemaJSON is the JSON Schema every policy file is validated against. It
@@ -345,13 +345,13 @@ func schemaFailures(r *jsonschema.EvaluationResult) []schemaFailure {
 	return out
 }
 
-var varPattern = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var varPattern = lazyregexp.New(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expandVars replaces ${VAR} from the environment. An unset or empty
 // variable is an error: a root of "" or "/" by accident would widen scope.
 func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
 	var missing string
-	out := varPattern.ReplaceAllStringFunc(s, func(m string) string {
+	out := varPattern().ReplaceAllStringFunc(s, func(m string) string {
 		name := m[2 : len(m)-1]
 		v, ok := lookup(name)
 		if (!ok || v == "") && missing == "" {

@@ -1,11 +1,11 @@
 package starter
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // The generator guesses what a field holds from its member name (and, for
@@ -24,7 +24,7 @@ var pathNames = set("path", "paths", "file", "files", "filename", "filenames",
 var pathSuffixes = []string{"path", "paths", "dir", "directory", "filename", "folder", "uri"}
 
 // pathDescription matches schema descriptions that say a string is a path.
-var pathDescription = regexp.MustCompile(`(?i)\b(file ?paths?|directory paths?|paths? (to|of) (a |the )?(file|director)|file ?names?|file uris?|file://|folder)\b|^(absolute |relative )?paths?\b`)
+var pathDescription = lazyregexp.New(`(?i)\b(file ?paths?|directory paths?|paths? (to|of) (a |the )?(file|director)|file ?names?|file uris?|file://|folder)\b|^(absolute |relative )?paths?\b`)
 
 // argvNames are names of string arrays that a server hands to a command
 // line: the place for flag injection (--rootdir=/tmp) and shell
@@ -93,7 +93,7 @@ func isPathField(name, description string) bool {
 	if pathNames[n] || hasSuffix(n, pathSuffixes) {
 		return true
 	}
-	return description != "" && pathDescription.MatchString(description)
+	return description != "" && pathDescription().MatchString(description)
 }
 
 func isFreeText(name string) bool {
@@ -126,11 +126,11 @@ var (
 
 // urlDescription matches schema descriptions that say a string is a URL
 // (server-everything's gzip-file-as-resource fetches its "data").
-var urlDescription = regexp.MustCompile(`\bURLs?\b|https?://`)
+var urlDescription = lazyregexp.New(`\bURLs?\b|https?://`)
 
 // fetchDescription matches tool descriptions that say the tool reads
 // from the web ("Read the contents of a file from the file system or a URL").
-var fetchDescription = regexp.MustCompile(`(?i)\b(from|fetch(es)?|downloads?|retrieves?|gets?|reads?) (a |the |any )?(web ?pages?|URLs?)\b|\bor (a |an )?URL\b`)
+var fetchDescription = lazyregexp.New(`(?i)\b(from|fetch(es)?|downloads?|retrieves?|gets?|reads?) (a |the |any )?(web ?pages?|URLs?)\b|\bor (a |an )?URL\b`)
 
 // urlNames are member names of fields that hold a URL the server fetches.
 var urlNames = set("url", "urls", "href", "link", "endpoint", "webhook", "webhookurl")
@@ -163,7 +163,7 @@ func dangers(name, description, commandField string, hasURLField bool) []string 
 	if has(envWords) {
 		out = append(out, "reads the server's environment, where credentials often live")
 	}
-	if has(fetchWords) || hasURLField || fetchDescription.MatchString(description) {
+	if has(fetchWords) || hasURLField || fetchDescription().MatchString(description) {
 		out = append(out, "fetches URLs: internal addresses and cloud metadata are reachable unless a url rule bounds them")
 	}
 	return out

@@ -2,15 +2,15 @@ package starter
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 
 	"github.com/mcpguard/mcpguard/rules/canon"
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // plainScalar is text YAML reads as the same string without quotes.
-var plainScalar = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_./-]*$`)
+var plainScalar = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_./-]*$`)
 
 // yamlWords are plain scalars YAML 1.1 readers turn into booleans or null.
 var yamlWords = set("true", "false", "yes", "no", "on", "off", "y", "n", "null")
@@ -20,7 +20,7 @@ var yamlWords = set("true", "false", "yes", "no", "on", "off", "y", "n", "null")
 // printable ASCII escaped, so no server-chosen byte can end a line or a
 // flow collection.
 func quote(s string) string {
-	if plainScalar.MatchString(s) && !yamlWords[strings.ToLower(s)] {
+	if plainScalar().MatchString(s) && !yamlWords[strings.ToLower(s)] {
 		return s
 	}
 	var b strings.Builder

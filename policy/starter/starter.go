@@ -246,7 +246,7 @@ func (p *toolPlan) stringField(n *schemaNode, name, description, sel string, inA
 		if nn != "shell" { // the shell's name or path, not a command line
 			p.fields[checkShell] = append(p.fields[checkShell], sel)
 		}
-	case urlNames[nn] || urlDescription.MatchString(description):
+	case urlNames[nn] || urlDescription().MatchString(description):
 		p.urlField = true
 		p.fields[checkControl] = append(p.fields[checkControl], sel)
 	case isFreeText(name):

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/mcpguard/mcpguard/proxy/launcher"
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // Kind is what wrap can do with a server entry.
@@ -155,7 +155,7 @@ func (c *Config) collect(ptr, project string, isGuard func(string) bool) error {
 }
 
 // windowsPath is a drive-letter or UNC path: a config from Windows.
-var windowsPath = regexp.MustCompile(`^([A-Za-z]:[\\/]|\\\\)`)
+var windowsPath = lazyregexp.New(`^([A-Za-z]:[\\/]|\\\\)`)
 
 // remoteKeys are the members that give a server's URL: url (most clients),
 // serverUrl (Windsurf), httpUrl (Gemini CLI).
@@ -248,7 +248,7 @@ func classify(s *Server, v hujson.Value, cmdArray bool, isGuard func(string) boo
 		return
 	}
 	s.Argv = append([]string{command}, args...)
-	if windowsPath.MatchString(command) {
+	if windowsPath().MatchString(command) {
 		s.Kind, s.Note = Unusable, "a Windows command; mcpguard does not run on Windows"
 		return
 	}
@@ -320,13 +320,13 @@ func IsGuardCommand(exe string) func(string) bool {
 		if i := strings.LastIndexAny(base, `/\`); i >= 0 {
 			base = base[i+1:]
 		}
-		return guardName.MatchString(strings.ToLower(base))
+		return guardName().MatchString(strings.ToLower(base))
 	}
 }
 
 // guardName is mcpguard's program or package name, with an optional
 // version (mcpguard-1.2, mcpguard@1.2.0, mcpguard_v2) and .exe.
-var guardName = regexp.MustCompile(`^mcpguard(?:[-_@.]?v?[0-9][0-9a-z.+_-]*)?(?:\.exe)?$`)
+var guardName = lazyregexp.New(`^mcpguard(?:[-_@.]?v?[0-9][0-9a-z.+_-]*)?(?:\.exe)?$`)
 
 // guardIn finds mcpguard in an entry's command line, run directly or
 // through launchers (launcher.Next: env, npx, bunx, pnpm dlx, yarn dlx,
@@ -349,7 +349,7 @@ func guardIn(command string, args []string, isGuard func(string) bool) (via stri
 		if via == "" {
 			via = base
 		}
-		if isGuard(next[0]) || guardName.MatchString(strings.ToLower(filepath.Base(packageName(next[0])))) {
+		if isGuard(next[0]) || guardName().MatchString(strings.ToLower(filepath.Base(packageName(next[0])))) {
 			return via, next[1:], true
 		}
 		argv = next

@@ -46,7 +46,7 @@ func installedNPX(spec, name, home string) (version, file string) {
 			Name    string `json:"name"`
 			Version string `json:"version"`
 		}
-		if json.Unmarshal(b, &m) == nil && m.Name == name && exactVersion.MatchString(m.Version) && !slices.Contains(found, m.Version) {
+		if json.Unmarshal(b, &m) == nil && m.Name == name && exactVersion().MatchString(m.Version) && !slices.Contains(found, m.Version) {
 			found, files = append(found, m.Version), append(files, pkg)
 		}
 	}

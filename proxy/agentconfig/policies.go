@@ -8,11 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // shipped maps a shipped policy to the names its server goes by on a
@@ -167,7 +167,7 @@ func (p *Policies) place(client string, c *Config, s *Server) (placed, error) {
 			if t, ok := followClientRoots(text); ok {
 				text, note = t, note+", roots follow the agent (client_roots: the server's directories as the agent starts it, and the roots the client announces)"
 			}
-		} else if rootsLine.Match(text) {
+		} else if rootsLine().Match(text) {
 			note += "; review its roots: the server names no existing directory wrap can know"
 		}
 	} else if p.Init != nil {
@@ -242,7 +242,7 @@ func relativeArg(argv []string) bool {
 }
 
 // serverLine is a policy's top-level server: line.
-var serverLine = regexp.MustCompile(`(?m)^server: .*$`)
+var serverLine = lazyregexp.New(`(?m)^server: .*$`)
 
 // setServer names the policy copy of one entry after the entry
 // (CLIENT[-PROJECT-HASH]-NAME), so that the log, tail, stats and status
@@ -250,10 +250,10 @@ var serverLine = regexp.MustCompile(`(?m)^server: .*$`)
 // shipped policy together. Text with no or several server: lines, or
 // that no longer loads, is left alone.
 func setServer(text []byte, name string) []byte {
-	if len(serverLine.FindAllIndex(text, -1)) != 1 {
+	if len(serverLine().FindAllIndex(text, -1)) != 1 {
 		return text
 	}
-	out := serverLine.ReplaceAll(text, append([]byte("server: "), quote(name)...))
+	out := serverLine().ReplaceAll(text, append([]byte("server: "), quote(name)...))
 	if _, err := policy.Load("policy", out, os.LookupEnv); err != nil {
 		return text
 	}
@@ -261,7 +261,7 @@ func setServer(text []byte, name string) []byte {
 }
 
 // rootsLine is the one path_scope roots line of a shipped policy.
-var rootsLine = regexp.MustCompile(`(?m)^(\s*roots: )\[[^\]\n]*\]$`)
+var rootsLine = lazyregexp.New(`(?m)^(\s*roots: )\[[^\]\n]*\]$`)
 
 // setRoots points the path_scope roots of a shipped policy at the
 // server's own directories (what it was started with), so the copy
@@ -270,15 +270,15 @@ var rootsLine = regexp.MustCompile(`(?m)^(\s*roots: )\[[^\]\n]*\]$`)
 // none or several is left alone. The result must load, or the copy keeps
 // the shipped roots.
 func setRoots(text []byte, roots []string) ([]byte, bool) {
-	if len(rootsLine.FindAllIndex(text, -1)) != 1 {
+	if len(rootsLine().FindAllIndex(text, -1)) != 1 {
 		return text, false
 	}
 	quoted := make([]string, len(roots))
 	for i, r := range roots {
 		quoted[i] = string(quote(r))
 	}
-	out := rootsLine.ReplaceAllFunc(text, func(line []byte) []byte {
-		m := rootsLine.FindSubmatch(line)
+	out := rootsLine().ReplaceAllFunc(text, func(line []byte) []byte {
+		m := rootsLine().FindSubmatch(line)
 		return append(append([]byte(nil), m[1]...), "["+strings.Join(quoted, ", ")+"] # the server's directories (mcpguard wrap)"...)
 	})
 	if _, err := policy.Load("policy", out, os.LookupEnv); err != nil {
@@ -292,11 +292,11 @@ func setRoots(text []byte, roots []string) ([]byte, bool) {
 // (${workspaceFolder}, "."): the copy's roots are then the directories
 // the agent gives the server. The result must load.
 func followClientRoots(text []byte) ([]byte, bool) {
-	if len(rootsLine.FindAllIndex(text, -1)) != 1 {
+	if len(rootsLine().FindAllIndex(text, -1)) != 1 {
 		return text, false
 	}
-	out := rootsLine.ReplaceAllFunc(text, func(line []byte) []byte {
-		m := rootsLine.FindSubmatch(line)
+	out := rootsLine().ReplaceAllFunc(text, func(line []byte) []byte {
+		m := rootsLine().FindSubmatch(line)
 		indent := bytes.TrimSuffix(m[1], []byte("roots: "))
 		return append(append([]byte(nil), indent...), "client_roots: true # the directories the agent gives the server (mcpguard wrap)"...)
 	})

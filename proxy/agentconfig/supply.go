@@ -2,13 +2,14 @@ package agentconfig
 
 import (
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // exactVersion is a release number, not a range or a tag (latest, ^1).
-var exactVersion = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+){0,2}([-+][0-9A-Za-z.+-]*)?$`)
+var exactVersion = lazyregexp.New(`^v?[0-9]+(\.[0-9]+){0,2}([-+][0-9A-Za-z.+-]*)?$`)
 
 // dockerValueFlags are docker/podman run options that take a value as the
 // next word.
@@ -79,7 +80,7 @@ func Unpinned(argv []string) string {
 		if i := strings.LastIndexByte(pkg, '@'); i > 0 {
 			name, version = pkg[:i], pkg[i+1:]
 		}
-		if !exactVersion.MatchString(version) {
+		if !exactVersion().MatchString(version) {
 			return label + " " + name + ": no exact version (" + name + "@X.Y.Z)"
 		}
 	case "uvx":
@@ -87,10 +88,10 @@ func Unpinned(argv []string) string {
 		if pkg == "" || strings.ContainsAny(pkg, "/") {
 			return ""
 		}
-		if _, v, ok := strings.Cut(pkg, "=="); ok && exactVersion.MatchString(v) {
+		if _, v, ok := strings.Cut(pkg, "=="); ok && exactVersion().MatchString(v) {
 			return ""
 		}
-		if i := strings.IndexByte(pkg, '@'); i > 0 && exactVersion.MatchString(pkg[i+1:]) {
+		if i := strings.IndexByte(pkg, '@'); i > 0 && exactVersion().MatchString(pkg[i+1:]) {
 			return ""
 		}
 		name := pkg

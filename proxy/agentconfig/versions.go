@@ -8,13 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // wrap --pin-versions: an entry that runs a package without an exact
@@ -145,21 +146,21 @@ func installedBunx(spec, name string) string {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	}
-	if json.Unmarshal(b, &m) != nil || m.Name != name || !exactVersion.MatchString(m.Version) {
+	if json.Unmarshal(b, &m) != nil || m.Name != name || !exactVersion().MatchString(m.Version) {
 		return ""
 	}
 	return m.Version
 }
 
 // pythonName is a plain Python package name: no version, extras or URL.
-var pythonName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+var pythonName = lazyregexp.New(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
 
 // pythonSeparators are the runs PEP 503 folds into one "-".
-var pythonSeparators = regexp.MustCompile(`[-_.]+`)
+var pythonSeparators = lazyregexp.New(`[-_.]+`)
 
 // normalizePython is a package name as PEP 503 compares them.
 func normalizePython(name string) string {
-	return strings.ToLower(pythonSeparators.ReplaceAllString(name, "-"))
+	return strings.ToLower(pythonSeparators().ReplaceAllString(name, "-"))
 }
 
 // uvxPin pins uvx's package word to the release uv installed for it.
@@ -185,7 +186,7 @@ func uvxPin(argv []string, first int, home, why string) (versionPin, string) {
 		return versionPin{}, "no package and command found: pin it by hand (" + why + ")"
 	}
 	name, latest := strings.CutSuffix(strings.TrimPrefix(argv[at], prefix), "@latest")
-	if !pythonName.MatchString(name) {
+	if !pythonName().MatchString(name) {
 		return versionPin{}, "not a plain package name: pin it by hand (" + why + ")"
 	}
 	if !viaFrom {
@@ -236,7 +237,7 @@ func distVersions(env, name string) []string {
 	var out []string
 	for _, p := range infos {
 		n, v, ok := strings.Cut(strings.TrimSuffix(filepath.Base(p), ".dist-info"), "-")
-		if ok && normalizePython(n) == normalizePython(name) && exactVersion.MatchString(v) && !slices.Contains(out, v) {
+		if ok && normalizePython(n) == normalizePython(name) && exactVersion().MatchString(v) && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
@@ -380,7 +381,7 @@ func (c *Config) setWord(s *Server, at int, word string) error {
 }
 
 // plainWord is a word YAML reads as the same string unquoted.
-var plainWord = regexp.MustCompile(`^[A-Za-z0-9_/.][A-Za-z0-9_@/.:=+-]*$`)
+var plainWord = lazyregexp.New(`^[A-Za-z0-9_/.][A-Za-z0-9_@/.:=+-]*$`)
 
 // requote writes word in the quoting style of old (a TOML or YAML
 // string as written): a literal '...' string stays literal, a plain YAML
@@ -389,7 +390,7 @@ func requote(old []byte, word string, yaml bool) []byte {
 	switch {
 	case len(old) > 0 && old[0] == '\'' && !strings.ContainsAny(word, "'\n"):
 		return []byte("'" + word + "'")
-	case yaml && len(old) > 0 && old[0] != '"' && old[0] != '\'' && plainWord.MatchString(word) && !strings.Contains(word, ": "):
+	case yaml && len(old) > 0 && old[0] != '"' && old[0] != '\'' && plainWord().MatchString(word) && !strings.Contains(word, ": "):
 		return []byte(word)
 	}
 	return quote(word)

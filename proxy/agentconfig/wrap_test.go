@@ -637,7 +637,7 @@ func TestShippedRootsLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := len(rootsLine.FindAllIndex(b, -1))
+		n := len(rootsLine().FindAllIndex(b, -1))
 		if all := len(anyRoots.FindAllIndex(b, -1)); n > 1 || all != n {
 			t.Errorf("%s: %d roots keys, %d on one line each; setRoots needs at most one, on one line", sp.file, all, n)
 		}

@@ -4,11 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // decodePayloads returns the readable texts encoded in s: base64, short
@@ -44,13 +45,13 @@ func decodePayloads(s string, depth int) []string {
 			}
 		}
 	}
-	for _, m := range hexRun.FindAllString(s, 16) {
-		digits := hexDigits.ReplaceAllString(m, "")
+	for _, m := range hexRun().FindAllString(s, 16) {
+		digits := hexDigits().ReplaceAllString(m, "")
 		if b, err := hex.DecodeString(digits[:len(digits)&^1]); err == nil {
 			emit(string(b))
 		}
 	}
-	for _, m := range unicodeEscapes.FindAllString(s, 16) {
+	for _, m := range unicodeEscapes().FindAllString(s, 16) {
 		if u, err := strconv.Unquote(`"` + m + `"`); err == nil {
 			emit(u)
 		}
@@ -64,9 +65,9 @@ func decodePayloads(s string, depth int) []string {
 }
 
 var (
-	hexRun         = regexp.MustCompile(`(?i)(?:\\x[0-9a-f]{2}){4,}|(?:%[0-9a-f]{2}){4,}|\b(?:0x)?(?:[0-9a-f]{2}[ :,-]?){8,}`)
-	hexDigits      = regexp.MustCompile(`(?i)\\x|0x|[^0-9a-f]`)
-	unicodeEscapes = regexp.MustCompile(`(?i)(?:\\u[0-9a-f]{4}){3,}`)
+	hexRun         = lazyregexp.New(`(?i)(?:\\x[0-9a-f]{2}){4,}|(?:%[0-9a-f]{2}){4,}|\b(?:0x)?(?:[0-9a-f]{2}[ :,-]?){8,}`)
+	hexDigits      = lazyregexp.New(`(?i)\\x|0x|[^0-9a-f]`)
+	unicodeEscapes = lazyregexp.New(`(?i)(?:\\u[0-9a-f]{4}){3,}`)
 )
 
 // base64Runs splits s into tokens and returns the runs of consecutive

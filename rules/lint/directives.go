@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // The directive families, each in the languages people write tool
@@ -201,7 +203,7 @@ var sensitiveGate = []string{".ssh", "id_", "mcp.json", "claude_desktop", "npmrc
 var (
 	latinWindow  = `(?:[^.!?;]|[.!?][^ ])`
 	nativeWindow = `(?:[^.!?;。！？؟]|[.!?][^ ])`
-	windowRef    = regexp.MustCompile(`\s?[WN](\{\d+,\d+\})`)
+	windowRef    = lazyregexp.New(`\s?[WN](\{\d+,\d+\})`)
 )
 
 // compiled is one alternative of one rule's patterns. A Latin pattern
@@ -261,7 +263,7 @@ func compile(set map[string][]string, window, flags string, native bool) []compi
 	var out []compiled
 	for _, rule := range Rules() {
 		for _, p := range set[rule] {
-			expr := windowRef.ReplaceAllString(p, `\x{FFFFF}$1`)
+			expr := windowRef().ReplaceAllString(p, `\x{FFFFF}$1`)
 			if native {
 				expr = strings.ToLower(expr) // the native reading is lower case
 			}

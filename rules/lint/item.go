@@ -2,13 +2,13 @@ package lint
 
 import (
 	"bytes"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
@@ -30,7 +30,7 @@ var dataMembers = map[string]bool{"default": true, "examples": true, "example": 
 // sensitiveName is an argument named after key material: the parameter
 // itself asks for it (CyberArk's full-schema poisoning names one
 // content_from_reading_ssh_id_rsa).
-var sensitiveName = regexp.MustCompile(`(^|[_-])(id_(rsa|dsa|ecdsa|ed25519)|private_?key|ssh_?key|seed_?phrase|mnemonic|mcp_?json)([_-]|$)`)
+var sensitiveName = lazyregexp.New(`(^|[_-])(id_(rsa|dsa|ecdsa|ed25519)|private_?key|ssh_?key|seed_?phrase|mnemonic|mcp_?json)([_-]|$)`)
 
 // Item lints one definition as the server sent it (a tool, prompt,
 // resource or resource template object), read whole as the model reads
@@ -129,7 +129,7 @@ func Item(raw []byte) []Finding {
 	for _, field := range names {
 		name := field[strings.LastIndexByte(field, '.')+1:]
 		r.add(field+" (member name)", name, Data)
-		if sensitiveName.MatchString(strings.ToLower(name)) {
+		if sensitiveName().MatchString(strings.ToLower(name)) {
 			add(RuleSensitiveFile, field+" (member name)")
 		}
 	}

@@ -2,9 +2,10 @@ package secrets
 
 import (
 	"encoding/base64"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // ownRules are mcpguard's credential formats beyond gitleaks': the files
@@ -72,7 +73,7 @@ var ownValid = map[string]func(secret, match string) bool{
 // placeholders are the values documentation writes where a credential
 // goes; a value made of one of them (with digits, _ or - around) is not
 // a credential.
-var placeholderRe = regexp.MustCompile(`(?i)^[_\-.*]*(?:my|your|the|some|example|sample|dummy|fake|test|default|new|old)?[_\-.]?` +
+var placeholderRe = lazyregexp.New(`(?i)^[_\-.*]*(?:my|your|the|some|example|sample|dummy|fake|test|default|new|old)?[_\-.]?` +
 	`(?:pass(?:word|wd)?|pwd|secret|changeme|change[_-]?me|example|placeholder|redacted|hidden|xxx+|\*+|none|null|nil|empty|` +
 	`token|key|api[_-]?key|password[_-]?here|secret[_-]?here|token[_-]?here|value|foo|bar|baz|foobar|test|user(?:name)?|admin|root|guest|postgres|mysql|hunter2|letmein|qwerty|abc123|123456+|` +
 	`open[_-]?sesame|string|str|bytes|int|bool)` +
@@ -84,7 +85,7 @@ var placeholderRe = regexp.MustCompile(`(?i)^[_\-.*]*(?:my|your|the|some|example
 // repeated (xxxxxxxx, ********).
 func placeholder(v string) bool {
 	// AWS's documentation key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY.
-	if v == "" || templated(v) || placeholderRe.MatchString(v) || strings.Contains(strings.ToLower(v), "example") || rfcExamples[v] {
+	if v == "" || templated(v) || placeholderRe().MatchString(v) || strings.Contains(strings.ToLower(v), "example") || rfcExamples[v] {
 		return true
 	}
 	return strings.Count(v, v[:1]) == len(v)
@@ -106,13 +107,13 @@ func templated(v string) bool {
 // identPath matches what code assigns to a credential-named variable
 // without it being one: a name without digits, or a dotted path
 // (os.environ, self.token, ed25519.Ed25519PrivateKey).
-var identPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z_]*$|^[A-Za-z_&*][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+var identPath = lazyregexp.New(`^[A-Za-z_][A-Za-z_]*$|^[A-Za-z_&*][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
 
 // secretLike reports whether an assigned value looks like a secret
 // rather than code or prose: not a placeholder, not a name or dotted
 // path, and holding a digit, a symbol or both cases.
 func secretLike(v string) bool {
-	if placeholder(v) || identPath.MatchString(v) {
+	if placeholder(v) || identPath().MatchString(v) {
 		return false
 	}
 	switch strings.ToLower(v) {

@@ -1,10 +1,10 @@
 package shellcmd
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/mcpguard/mcpguard/rules"
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
 
 // run judges one command as the shell will start it: the program, and
@@ -53,10 +53,10 @@ var opaque = map[string]bool{
 
 // interpreter matches the programs that run code given as an argument or
 // on standard input (see unreadable).
-var interpreter = regexp.MustCompile(`^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|rscript|julia|irb|jshell|groovy|scala|ts-node|tsx)$`)
+var interpreter = lazyregexp.New(`^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|rscript|julia|irb|jshell|groovy|scala|ts-node|tsx)$`)
 
 // awk matches the awk family, whose program text is always inline.
-var awk = regexp.MustCompile(`^[gmn]?awk$`)
+var awk = lazyregexp.New(`^[gmn]?awk$`)
 
 // unreadable refuses what runs code the check cannot read, whatever the
 // lists say: an interpreter given code inline (python -c, node -e,
@@ -65,7 +65,7 @@ var awk = regexp.MustCompile(`^[gmn]?awk$`)
 // node server.js) or a module run by name (python3 -m pytest) is the
 // program the policy allowed.
 func unreadable(name string, args []field) *rules.Finding {
-	if awk.MatchString(name) {
+	if awk().MatchString(name) {
 		for _, a := range args {
 			if !a.known || a.text == "-f" || strings.HasPrefix(a.text, "--file") ||
 				strings.Contains(a.text, "system") || strings.Contains(a.text, "getline") ||
@@ -75,7 +75,7 @@ func unreadable(name string, args []field) *rules.Finding {
 		}
 		return nil
 	}
-	if !interpreter.MatchString(name) {
+	if !interpreter().MatchString(name) {
 		return nil
 	}
 	for i, a := range args {
