@@ -2,6 +2,7 @@ package canon
 
 import (
 	"sort"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -99,11 +100,6 @@ func init() {
 	contextLead[0xE2] = true // U+2028, U+2029
 	judgedBits = invisibleBMP
 	judgedBits[0x2028>>6] |= 1<<(0x2028&63) | 1<<(0x2029&63)
-
-	buildScripts()
-	commonScript, inheritedScript = scriptIndex["Common"], scriptIndex["Inherited"]
-	joiningSet = scriptSet(joiningScripts)
-	spacelessSet = scriptSet(spacelessScripts)
 }
 
 // layout reports whether the C0 control c is one Text keeps: tab, LF, CR
@@ -139,65 +135,72 @@ type scriptRange struct {
 	script uint8
 }
 
-var (
-	scriptRanges []scriptRange
-	scriptIndex  = map[string]uint8{}
-	joiningSet   [4]uint64
-	spacelessSet [4]uint64
+// scriptTable is what judge reads of scripts: the ranges, and the
+// indexes and sets of the scripts it names.
+type scriptTable struct {
+	ranges             []scriptRange
+	common, inherited  uint8
+	joining, spaceless [4]uint64 // joiningScripts, spacelessScripts
+}
 
-	commonScript, inheritedScript uint8
-)
-
-func buildScripts() {
+// scripts is built on first use: only a code point judged in context
+// needs it, and most texts have none, so a process that never sees one
+// does not pay for it at start.
+var scripts = sync.OnceValue(func() *scriptTable {
 	names := make([]string, 0, len(unicode.Scripts))
 	for name := range unicode.Scripts {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	t := &scriptTable{}
+	index := make(map[string]uint8, len(names))
 	for i, name := range names {
 		id := uint8(i + 1) // 0: no script
-		scriptIndex[name] = id
-		t := unicode.Scripts[name]
-		for _, rg := range t.R16 {
+		index[name] = id
+		rt := unicode.Scripts[name]
+		for _, rg := range rt.R16 {
 			if rg.Stride == 1 {
-				scriptRanges = append(scriptRanges, scriptRange{rune(rg.Lo), rune(rg.Hi), id})
+				t.ranges = append(t.ranges, scriptRange{rune(rg.Lo), rune(rg.Hi), id})
 				continue
 			}
 			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
-				scriptRanges = append(scriptRanges, scriptRange{r, r, id})
+				t.ranges = append(t.ranges, scriptRange{r, r, id})
 			}
 		}
-		for _, rg := range t.R32 {
+		for _, rg := range rt.R32 {
 			if rg.Stride == 1 {
-				scriptRanges = append(scriptRanges, scriptRange{rune(rg.Lo), rune(rg.Hi), id})
+				t.ranges = append(t.ranges, scriptRange{rune(rg.Lo), rune(rg.Hi), id})
 				continue
 			}
 			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
-				scriptRanges = append(scriptRanges, scriptRange{r, r, id})
+				t.ranges = append(t.ranges, scriptRange{r, r, id})
 			}
 		}
 	}
-	sort.Slice(scriptRanges, func(i, j int) bool { return scriptRanges[i].lo < scriptRanges[j].lo })
-}
+	sort.Slice(t.ranges, func(i, j int) bool { return t.ranges[i].lo < t.ranges[j].lo })
+	set := func(names []string) (set [4]uint64) {
+		for _, n := range names {
+			id, ok := index[n]
+			if !ok {
+				panic("canon: unknown script " + n + " in the generated tables")
+			}
+			set[id>>6] |= 1 << (id & 63)
+		}
+		return set
+	}
+	t.common, t.inherited = index["Common"], index["Inherited"]
+	t.joining, t.spaceless = set(joiningScripts), set(spacelessScripts)
+	return t
+})
 
 // scriptOf returns the index of r's script, 0 for none.
 func scriptOf(r rune) uint8 {
-	i := sort.Search(len(scriptRanges), func(i int) bool { return scriptRanges[i].hi >= r })
-	if i < len(scriptRanges) && scriptRanges[i].lo <= r {
-		return scriptRanges[i].script
+	ranges := scripts().ranges
+	i := sort.Search(len(ranges), func(i int) bool { return ranges[i].hi >= r })
+	if i < len(ranges) && ranges[i].lo <= r {
+		return ranges[i].script
 	}
 	return 0
-}
-
-func scriptSet(names []string) (set [4]uint64) {
-	for _, n := range names {
-		id, ok := scriptIndex[n]
-		if !ok {
-			panic("canon: unknown script " + n + " in the generated tables")
-		}
-		set[id>>6] |= 1 << (id & 63)
-	}
-	return set
 }
 
 func inSet(set *[4]uint64, id uint8) bool { return id != 0 && set[id>>6]&(1<<(id&63)) != 0 }
@@ -291,11 +294,11 @@ func judge(b []byte, i, size int, prev rune) (int, verdict) {
 		if emojiJoins(prev) && next >= 0 && unicode.Is(extendedPictographic, next) {
 			return size, keep
 		}
-		return size, keepIf(joins(prev, next, &joiningSet))
+		return size, keepIf(joins(prev, next, &scripts().joining))
 	case zwnj:
-		return size, keepIf(joins(prev, next, &joiningSet))
+		return size, keepIf(joins(prev, next, &scripts().joining))
 	case zwsp:
-		return size, keepIf(joins(prev, next, &spacelessSet))
+		return size, keepIf(joins(prev, next, &scripts().spaceless))
 	case lrm, rlm, alm:
 		if prev >= 0 && Invisible(prev) || !stable(next) {
 			return size, drop
@@ -308,7 +311,7 @@ func judge(b []byte, i, size int, prev rune) (int, verdict) {
 	case bom:
 		return size, keepIf(prev == noRune && stable(next))
 	}
-	if s := scriptOf(r); s != 0 && s != commonScript && s != inheritedScript {
+	if s := scriptOf(r); s != 0 && s != scripts().common && s != scripts().inherited {
 		if prev >= 0 && Invisible(prev) || !stable(next) {
 			return size, drop
 		}

@@ -13,6 +13,7 @@ package skeleton
 import (
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -102,7 +103,7 @@ func Cyrillic(s string) string {
 		word := s[:end]
 		if strings.ContainsFunc(word, isCyrillic) {
 			word = strings.Map(func(r rune) rune {
-				if c, ok := cyrillicLookAlike[r]; ok {
+				if c, ok := cyrillicLookAlike()[r]; ok {
 					return c
 				}
 				return r
@@ -118,8 +119,9 @@ func isCyrillic(r rune) bool { return r >= 0x400 && unicode.Is(unicode.Cyrillic,
 func notWord(r rune) bool    { return !unicode.IsLetter(r) && !unicode.IsMark(r) }
 
 // cyrillicLookAlike maps an ASCII letter to the Cyrillic letter that
-// confusables.txt lists as confusable with it, in the same case.
-var cyrillicLookAlike = func() map[rune]rune {
+// confusables.txt lists as confusable with it, in the same case. It is
+// built on first use, by the first word that mixes the two scripts.
+var cyrillicLookAlike = sync.OnceValue(func() map[rune]rune {
 	m := map[rune]rune{}
 	for _, e := range toASCII {
 		if !isCyrillic(e.r) || len(e.proto) != 1 {
@@ -134,4 +136,4 @@ var cyrillicLookAlike = func() map[rune]rune {
 		}
 	}
 	return m
-}()
+})
