@@ -4,10 +4,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
@@ -49,7 +49,7 @@ func confirmTail(id, expr string) func() *regexp.Regexp {
 		panic("secrets: confirmed rule " + id + " splits a group at its flag part")
 	}
 	tail := `^(?:` + expr[i:] + `)`
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(tail) })
+	return lazyregexp.New(tail)
 }
 
 // tailMatches reports whether r's confirm tail matches w at some
