@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpguard/mcpguard/rules/internal/cputime"
+	"github.com/mcpguard/mcpguard/rules/cputime"
 )
 
 // hostileShapes repeat a fragment that once made a scanner read from each

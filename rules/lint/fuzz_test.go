@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpguard/mcpguard/rules/internal/cputime"
+	"github.com/mcpguard/mcpguard/rules/cputime"
 )
 
 // FuzzCheck reads arbitrary text as a description: no panic, the same

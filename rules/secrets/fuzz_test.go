@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpguard/mcpguard/rules/internal/cputime"
+	"github.com/mcpguard/mcpguard/rules/cputime"
 )
 
 const fuzzKnown = "fuzz-Kn0wn-S3cret"

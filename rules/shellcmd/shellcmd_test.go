@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpguard/mcpguard/rules/codes"
-	"github.com/mcpguard/mcpguard/rules/internal/cputime"
+	"github.com/mcpguard/mcpguard/rules/cputime"
 )
 
 // corpus reads a testdata file: one command a line, # comments, a line
