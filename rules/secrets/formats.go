@@ -2,8 +2,8 @@ package secrets
 
 import (
 	"encoding/base64"
-	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpguard/mcpguard/rules/lazyregexp"
 )
@@ -141,61 +141,6 @@ var ownQuick = map[string]func(s string, at, n int) bool{
 	"lob-api-key": hexAfter(35),
 }
 
-// genericShape is how gitleaks writes a rule for a service's credential
-// assigned to a name that holds its keyword: the name, at most 20 name
-// characters and 3 blanks or quotes, an assignment operator, the value.
-// A rule written so (its one keyword as the group) gets operatorAfter as
-// its quick test: text made of the keyword ("asana" repeated, one long
-// token run) never runs the regex, whose lazy 50-character prefix made
-// each window cost milliseconds.
-const genericShape = `(?i)[\w.-]{0,50}?(?:%s)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
-
-// genericOf reports whether a rule's regex has genericShape with a group
-// that is an alternation of its keywords, lower case, so that the end of
-// the group in every match is the end of a keyword hit.
-func genericOf(regex string, keywords []string) bool {
-	pre, post, ok := strings.Cut(genericShape, "%s")
-	if !ok || !strings.HasPrefix(regex, pre) {
-		return false
-	}
-	group, _, ok := strings.Cut(regex[len(pre):], post)
-	if !ok {
-		return false
-	}
-	for _, alt := range strings.Split(group, "|") {
-		if !slices.Contains(keywords, alt) || strings.ContainsAny(alt, `\()[]{}?*+.^$`) {
-			return false
-		}
-	}
-	return true
-}
-
-// operatorAfter reports whether, after the keyword at [at, at+n), at most
-// 23 characters of [ \t\w.-] or [\s'"] (under (?i) the long s and the
-// Kelvin sign are word characters) lead to an operator's first byte. A
-// backslash (an escape in raw JSON, read decoded by the regex) passes.
-func operatorAfter(s string, at, n int) bool {
-	i := at + n
-	for chars := 0; i < len(s); chars++ {
-		c := s[i]
-		switch {
-		case strings.IndexByte("=>:|?,\\", c) >= 0:
-			return true
-		case chars == 23:
-			return false
-		case isWordByte(c) || strings.IndexByte(" \t.-\n\f\r'\"", c) >= 0:
-			i++
-		default:
-			w := foldLetter(s, i)
-			if w == 0 {
-				return false
-			}
-			i += w
-		}
-	}
-	return false
-}
-
 // hexAfter is a quick test: the keyword is followed by n hex digits.
 func hexAfter(n int) func(s string, at, k int) bool {
 	return func(s string, at, k int) bool {
@@ -213,23 +158,25 @@ func hexAfter(n int) func(s string, at, k int) bool {
 }
 
 // assignedAfter reports whether the name that a keyword ends or starts
-// is assigned a value: name bytes, quotes (maybe JSON-escaped), blanks,
-// then = or :.
+// is assigned a value: name bytes, quotes (maybe JSON-escaped), blanks
+// and line ends (the regexes' \s* reads any number), then = or :.
 func assignedAfter(s string, at, n int) bool {
 	i := at + n
 	for i < len(s) && i-at < 64 && (isWordByte(s[i]) || s[i] == '-') {
 		i++
 	}
-	for k := 0; i < len(s) && k < 16 && strings.IndexByte("\"' \t\\", s[i]) >= 0; k++ {
+	for i < len(s) && strings.IndexByte("\"' \t\n\f\r\\", s[i]) >= 0 {
 		i++
 	}
 	return i < len(s) && (s[i] == '=' || s[i] == ':')
 }
 
 // userinfoAfter reports whether the authority after :// holds a
-// user:password@ part.
+// user:password@ part: at most 128 and 256 characters of 4 bytes at
+// most, a backslash among them (the regex admits one; in raw JSON it
+// starts an escape).
 func userinfoAfter(s string, at, n int) bool {
-	end := min(len(s), at+n+400)
+	end := min(len(s), at+n+(128+256)*utf8.UTFMax+2)
 	colon := false
 	for i := at + n; i < end; i++ {
 		switch s[i] {
@@ -237,31 +184,47 @@ func userinfoAfter(s string, at, n int) bool {
 			colon = true
 		case '@':
 			return colon
-		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>', '\\':
+		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>':
 			return false
 		}
 	}
 	return false
 }
 
-// valueAfterSpace reports whether blanks and then a value follow.
+// valueAfterSpace reports whether blanks (\s: space, tab, line ends, form
+// feed) and then a value follow.
 func valueAfterSpace(s string, at, n int) bool {
 	i := at + n
 	j := i
-	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+	for j < len(s) && isSpace(s[j]) {
 		j++
 	}
 	return j > i && j < len(s)
 }
 
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
 // netrcAround reports whether a password keyword stands as in a .netrc:
-// a value after blanks, and login or machine shortly before.
+// a value after blanks, and before it blanks, one word (the login, or
+// the machine when a login word follows it), blanks, and a word that
+// ends in machine, login or default.
 func netrcAround(s string, at, n int) bool {
 	if !valueAfterSpace(s, at, n) {
 		return false
 	}
-	before := strings.ToLower(s[max(0, at-256):at])
-	return strings.Contains(before, "login") || strings.Contains(before, "machine")
+	i := at
+	for _, space := range []bool{true, false, true} {
+		j := i
+		for j > 0 && isSpace(s[j-1]) == space {
+			j--
+		}
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	word := strings.ToLower(s[max(0, i-len("machine")):i])
+	return strings.HasSuffix(word, "machine") || strings.HasSuffix(word, "login") || strings.HasSuffix(word, "default")
 }
 
 // camelCase reports whether a name has a lower-case letter followed by a

@@ -65,8 +65,10 @@ type rule struct {
 	backAnchor bool
 	// scan reads the rule's matches instead of its regex (keyScans).
 	scan func(s string, at int) (lo, hi int, ok bool)
-	// quick: a test every match passes at its keyword (ownQuick).
-	quick func(s string, at, n int) bool
+	// quick: a test every match passes at its keyword (ownQuick, else
+	// siteTest, derived on the rule's first hit; nil: none).
+	quickOnce sync.Once
+	quick     func(s string, at, n int) bool
 	// valid: what a match's secret must also be (ownValid).
 	valid func(secret, match string) bool
 
@@ -74,6 +76,18 @@ type rule struct {
 	re       *regexp.Regexp
 	anchored *regexp.Regexp
 	allow    []allow
+}
+
+// passesQuick reports whether a keyword hit at [at, at+n) of s passes
+// the rule's quick test: where it does not, no match of the rule has its
+// keyword there.
+func (r *rule) passesQuick(s string, at, n int) bool {
+	r.quickOnce.Do(func() {
+		if r.quick == nil {
+			r.quick = siteTest(r.spec.regex, r.keywords)
+		}
+	})
+	return r.quick == nil || r.quick(s, at, n)
 }
 
 //go:generate go test -run ^TestTables$ -update

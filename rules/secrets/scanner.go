@@ -121,36 +121,38 @@ var allRules = sync.OnceValue(func() []*rule {
 	specs := ruleSpecs()
 	out := make([]*rule, len(specs))
 	for i := range specs {
-		spec := specs[i]
-		kws := spec.keywords
-		if o, ok := keywordOverride[spec.id]; ok {
-			kws = o
-		}
-		out[i] = &rule{spec: spec, index: i, keywords: kws}
-		out[i].findAnchors(leadingOf(i, spec))
-		out[i].confirm = confirmAfter[spec.id]
-		if out[i].confirm != nil {
-			out[i].tail = confirmTail(spec.id, spec.regex)
-		}
-		if req, ok := requireAfter[spec.id]; ok {
-			checkRequired(spec.id, spec.regex, req)
-			if len(kws) != 1 {
-				panic("secrets: a rule with a required word has one keyword")
-			}
-			out[i].require = &req
-		}
-		out[i].scan = keyScans[spec.id]
-		out[i].valid = ownValid[spec.id]
-		out[i].quick = ownQuick[spec.id]
-		if out[i].quick == nil && genericOf(spec.regex, kws) {
-			out[i].quick = operatorAfter
-		}
-		if backAnchored[spec.id] {
-			out[i].backAnchor, out[i].leadingWB = true, true
-		}
+		out[i] = newRule(i, specs[i])
 	}
 	return out
 })
+
+// newRule makes the i-th of ruleSpecs ready to run.
+func newRule(i int, spec *ruleSpec) *rule {
+	kws := spec.keywords
+	if o, ok := keywordOverride[spec.id]; ok {
+		kws = o
+	}
+	r := &rule{spec: spec, index: i, keywords: kws}
+	r.findAnchors(leadingOf(i, spec))
+	r.confirm = confirmAfter[spec.id]
+	if r.confirm != nil {
+		r.tail = confirmTail(spec.id, spec.regex)
+	}
+	if req, ok := requireAfter[spec.id]; ok {
+		checkRequired(spec.id, spec.regex, req)
+		if len(kws) != 1 {
+			panic("secrets: a rule with a required word has one keyword")
+		}
+		r.require = &req
+	}
+	r.scan = keyScans[spec.id]
+	r.valid = ownValid[spec.id]
+	r.quick = ownQuick[spec.id]
+	if backAnchored[spec.id] {
+		r.backAnchor, r.leadingWB = true, true
+	}
+	return r
+}
 
 // RuleIDs lists the ids of the rules a Scanner applies by default.
 func RuleIDs() []string {
@@ -363,7 +365,7 @@ func (sc *Scanner) find(s string) []Finding {
 			continue
 		}
 		r := sc.rules[h.rule]
-		if r.quick != nil && !r.quick(s, h.at, h.n) {
+		if !r.passesQuick(s, h.at, h.n) {
 			continue
 		}
 		if !gate(s, h.at-gateBefore, h.at+h.n+gateBefore, r.minRun()) {
@@ -740,7 +742,7 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 		if doneTo != nil && at < doneTo[n.owner] {
 			return true
 		}
-		if r.quick != nil && !r.quick(s, at, len(n.text)) {
+		if !r.passesQuick(s, at, len(n.text)) {
 			return true
 		}
 		if r.scan != nil {

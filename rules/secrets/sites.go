@@ -1,0 +1,479 @@
+package secrets
+
+import (
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A keyword site is where a rule's keyword stands in its regex: a run of
+// one-character parts (literals, small classes, in any group or
+// alternative) whose ASCII characters spell the keyword up to case. Every
+// match of the regex that follows that path holds a keyword hit there,
+// and what the regex requires before and after the site must be there
+// too. siteTest is the quick test derived from a rule's sites: a hit
+// that fails it for every site is not where any match has its keyword,
+// so the rule's regex is not run for it. A text made of one keyword
+// repeated (a hostile server's megabyte of "sumo", "linkedin" or
+// "nrjs-") never runs the regex, whose lazy name prefixes made each run
+// cost milliseconds, and needs no budget.
+//
+// The test is derived from the parsed regex, so a rule's keyword group
+// may be written in any form: (?i:sumo), (?-i:[Ss]umo|SUMO), linked[_-]?in,
+// an alternation of services, or the keyword at the start of the value
+// (NRJS-…). Its contract: for every match of the rule's regex whose
+// site holds the keyword in ASCII, the quick test passes at that hit.
+// Under (?i) Go's regexp also reads ſ as s and the Kelvin sign as k; a
+// keyword written so is no hit of the keyword index (nor of gitleaks'
+// lower-case keyword check), so such a match is out of the index's reach
+// with or without the quick test.
+type site struct {
+	// kw: the keyword; at[j]: the characters the regex admits at its j-th
+	// byte (the case it is written in).
+	kw string
+	at []runeSet
+	// before and after: what the regex requires next to the site,
+	// read outwards from it.
+	before, after sideTest
+}
+
+// sideTest is what a regex requires on one side of a site: at most
+// maxFill characters of fill, then one of gate (none: no requirement).
+type sideTest struct {
+	fill    runeSet
+	maxFill int
+	gate    runeSet
+	gated   bool
+}
+
+// maxPaths bounds the paths through a regex read for its sites: a regex
+// whose keyword stands in more places than that gets no quick test.
+const maxPaths = 256
+
+// siteTest returns the quick test of a rule whose regex is expr and whose
+// keywords are kws, or nil when some path of the regex has no site.
+func siteTest(expr string, kws []string) func(s string, at, n int) bool {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	sites, ok := findSites(re, kws)
+	if !ok {
+		return nil
+	}
+	return func(s string, at, n int) bool {
+		for i := range sites {
+			if sites[i].passes(s, at, n) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// findSites returns, for every path through re, the first place where a
+// keyword stands. A path is a sequence of parts; an alternation, an
+// optional part or a class of a few letters met on the way is split into
+// one path per choice.
+func findSites(re *syntax.Regexp, kws []string) ([]site, bool) {
+	type path struct {
+		parts []*syntax.Regexp
+		from  int
+	}
+	queue := []path{{flatten(re, nil), 0}}
+	var out []site
+	for len(queue) > 0 {
+		pa := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		found := false
+	scan:
+		for p := pa.from; p < len(pa.parts); p++ {
+			for _, kw := range kws {
+				at, split := spells(pa.parts, p, kw)
+				if split >= 0 {
+					for _, alt := range choices(pa.parts[split]) {
+						queue = append(queue, path{slices.Concat(pa.parts[:split], alt, pa.parts[split+1:]), p})
+					}
+					found = true
+					break scan
+				}
+				if at != nil {
+					before := slices.Clone(pa.parts[:p])
+					slices.Reverse(before)
+					out = append(out, site{kw: kw, at: at, before: sideOf(before, true), after: sideOf(pa.parts[p+len(kw):], false)})
+					found = true
+					break scan
+				}
+			}
+		}
+		if !found || len(queue)+len(out) > maxPaths {
+			return nil, false
+		}
+	}
+	return out, len(out) > 0
+}
+
+// flatten appends to out the parts of re read one after another:
+// concatenations and groups opened, literals split into characters.
+func flatten(re *syntax.Regexp, out []*syntax.Regexp) []*syntax.Regexp {
+	switch re.Op {
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			out = flatten(s, out)
+		}
+	case syntax.OpCapture:
+		out = flatten(re.Sub[0], out)
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			out = append(out, &syntax.Regexp{Op: syntax.OpLiteral, Flags: re.Flags, Rune: []rune{r}})
+		}
+	default:
+		out = append(out, re)
+	}
+	return out
+}
+
+// spells reports whether parts from p spell kw: one character part per
+// byte, each admitting, of ASCII, that byte in one case or both. It
+// returns what each part admits, or the index of the first part met that
+// must be split into choices first (-1: none).
+func spells(parts []*syntax.Regexp, p int, kw string) ([]runeSet, int) {
+	out := make([]runeSet, len(kw))
+	for j := range len(kw) {
+		if p+j >= len(parts) {
+			return nil, -1
+		}
+		n := parts[p+j]
+		if n.Op != syntax.OpLiteral && n.Op != syntax.OpCharClass {
+			// A choice is split only where one of its choices may
+			// go on spelling kw.
+			first := edgeChars(n, false)
+			if choices(n) != nil && (nullable(n) || first.has(rune(kw[j])) || first.has(unicode.ToUpper(rune(kw[j])))) {
+				return nil, p + j
+			}
+			return nil, -1
+		}
+		out[j] = charsOf(n)
+		switch ls := lowers(&out[j]); {
+		case ls == string(lowerByte[kw[j]]):
+		case strings.IndexByte(ls, lowerByte[kw[j]]) >= 0 && choices(n) != nil:
+			return nil, p + j
+		default:
+			return nil, -1
+		}
+	}
+	return out, -1
+}
+
+// lowers returns the ASCII characters of a set, lower-cased, each once.
+func lowers(rs *runeSet) string {
+	var out []byte
+	for c := range utf8.RuneSelf {
+		if rs.ascii[c] && !slices.Contains(out, lowerByte[c]) {
+			out = append(out, lowerByte[c])
+		}
+	}
+	return string(out)
+}
+
+// maxLetterChoices is the most letters (up to case) a class may admit to
+// be split into one path per letter.
+const maxLetterChoices = 4
+
+// choices returns the parts of each choice of an alternation, an optional
+// part, or a class of 2 to maxLetterChoices ASCII letters (up to case,
+// its other characters a choice of their own); nil for any other part.
+func choices(n *syntax.Regexp) [][]*syntax.Regexp {
+	switch {
+	case n.Op == syntax.OpAlternate:
+		var out [][]*syntax.Regexp
+		for _, a := range n.Sub {
+			out = append(out, flatten(a, nil))
+		}
+		return out
+	case n.Op == syntax.OpQuest || n.Op == syntax.OpRepeat && n.Min == 0 && n.Max == 1:
+		return [][]*syntax.Regexp{flatten(n.Sub[0], nil), nil}
+	case n.Op == syntax.OpCharClass:
+		set := charsOf(n)
+		ls := lowers(&set)
+		if len(ls) < 2 || len(ls) > maxLetterChoices {
+			return nil
+		}
+		var out [][]*syntax.Regexp
+		for _, l := range []byte(ls) {
+			var class []rune
+			for c := range rune(utf8.RuneSelf) {
+				if set.ascii[c] && lowerByte[c] == l {
+					class = append(class, c, c)
+				}
+			}
+			out = append(out, []*syntax.Regexp{{Op: syntax.OpCharClass, Rune: class}})
+		}
+		if len(set.wide) > 0 {
+			out = append(out, []*syntax.Regexp{{Op: syntax.OpCharClass, Rune: slices.Clone(set.wide)}})
+		}
+		return out
+	}
+	return nil
+}
+
+// passes reports whether a keyword hit at [at, at+n) of s stands as the
+// site requires.
+func (st *site) passes(s string, at, n int) bool {
+	if n != len(st.kw) {
+		return false
+	}
+	for j := range n {
+		if c := s[at+j]; c >= utf8.RuneSelf || !st.at[j].ascii[c] {
+			return false
+		}
+	}
+	return st.after.forward(s, at+n) && st.before.backward(s, at)
+}
+
+// forward reports whether s from i may start what the side requires. A
+// backslash passes: in a raw JSON text it starts an escape, which the
+// regex reads decoded.
+func (t *sideTest) forward(s string, i int) bool {
+	if !t.gated {
+		return true
+	}
+	for k := 0; ; k++ {
+		if i >= len(s) {
+			return false
+		}
+		if s[i] == '\\' {
+			return true
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if t.gate.has(r) {
+			return true
+		}
+		if k == t.maxFill || !t.fill.has(r) {
+			return false
+		}
+		i += w
+	}
+}
+
+// backward reports whether s up to i may end with what the side
+// requires. A character that may end a JSON escape (a backslash within
+// the six bytes before it) passes.
+func (t *sideTest) backward(s string, i int) bool {
+	if !t.gated {
+		return true
+	}
+	for k := 0; ; k++ {
+		if i <= 0 {
+			return false
+		}
+		for j := max(0, i-6); j < i; j++ {
+			if s[j] == '\\' {
+				return true
+			}
+		}
+		r, w := utf8.DecodeLastRuneInString(s[:i])
+		if t.gate.has(r) {
+			return true
+		}
+		if k == t.maxFill || !t.fill.has(r) {
+			return false
+		}
+		i -= w
+	}
+}
+
+// sideOf derives what parts (read outwards from a site: backwards when
+// back) require: the parts that may match nothing are fill, as long as
+// they are bounded; the first that must match a character is the gate.
+func sideOf(parts []*syntax.Regexp, back bool) sideTest {
+	var t sideTest
+	for _, n := range parts {
+		if !nullable(n) {
+			t.gate, t.gated = edgeChars(n, back), true
+			return t
+		}
+		m, ok := maxChars(n)
+		if !ok {
+			return sideTest{}
+		}
+		t.maxFill += m
+		t.fill.union(allChars(n))
+	}
+	return sideTest{}
+}
+
+// nullable reports whether re matches the empty string.
+func nullable(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune) == 0
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL, syntax.OpNoMatch:
+		return false
+	case syntax.OpCapture, syntax.OpPlus:
+		return nullable(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min == 0 || nullable(re.Sub[0])
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			if !nullable(s) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		return slices.ContainsFunc(re.Sub, nullable)
+	}
+	return true // empty match, star, quest, and the empty-width assertions
+}
+
+// maxChars is the most characters re matches, ok false when unbounded.
+func maxChars(re *syntax.Regexp) (int, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune), true
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1, true
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxChars(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		return 0, false
+	case syntax.OpRepeat:
+		m, ok := maxChars(re.Sub[0])
+		return m * re.Max, ok && re.Max >= 0
+	case syntax.OpConcat, syntax.OpAlternate:
+		total := 0
+		for _, s := range re.Sub {
+			m, ok := maxChars(s)
+			if !ok {
+				return 0, false
+			}
+			if re.Op == syntax.OpConcat {
+				total += m
+			} else {
+				total = max(total, m)
+			}
+		}
+		return total, true
+	}
+	return 0, true
+}
+
+// allChars is every character re may match.
+func allChars(re *syntax.Regexp) runeSet {
+	var out runeSet
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		if re.Op == syntax.OpLiteral {
+			for _, r := range re.Rune {
+				out.union(charsOf(&syntax.Regexp{Op: syntax.OpLiteral, Flags: re.Flags, Rune: []rune{r}}))
+			}
+			return out
+		}
+		return charsOf(re)
+	}
+	for _, s := range re.Sub {
+		out.union(allChars(s))
+	}
+	return out
+}
+
+// edgeChars is every character a non-empty match of re may start with
+// (end with, when last).
+func edgeChars(re *syntax.Regexp, last bool) runeSet {
+	var out runeSet
+	switch re.Op {
+	case syntax.OpLiteral:
+		if len(re.Rune) > 0 {
+			r := re.Rune[0]
+			if last {
+				r = re.Rune[len(re.Rune)-1]
+			}
+			return charsOf(&syntax.Regexp{Op: syntax.OpLiteral, Flags: re.Flags, Rune: []rune{r}})
+		}
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return charsOf(re)
+	case syntax.OpCapture, syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		return edgeChars(re.Sub[0], last)
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			out.union(edgeChars(s, last))
+		}
+	case syntax.OpConcat:
+		subs := slices.Clone(re.Sub)
+		if last {
+			slices.Reverse(subs)
+		}
+		for _, s := range subs {
+			out.union(edgeChars(s, last))
+			if !nullable(s) {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// runeSet is a set of characters: ASCII in a table, the rest as sorted
+// ranges (lo, hi pairs).
+type runeSet struct {
+	ascii [utf8.RuneSelf]bool
+	wide  []rune
+}
+
+// charsOf is the set of characters a one-character part matches.
+func charsOf(re *syntax.Regexp) runeSet {
+	var out runeSet
+	switch re.Op {
+	case syntax.OpLiteral:
+		r := re.Rune[0]
+		out.addRange(r, r)
+		if re.Flags&syntax.FoldCase != 0 {
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				out.addRange(f, f)
+			}
+		}
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			out.addRange(re.Rune[i], re.Rune[i+1])
+		}
+	case syntax.OpAnyCharNotNL:
+		out.addRange(0, '\n'-1)
+		out.addRange('\n'+1, unicode.MaxRune)
+	case syntax.OpAnyChar:
+		out.addRange(0, unicode.MaxRune)
+	}
+	return out
+}
+
+func (rs *runeSet) addRange(lo, hi rune) {
+	for c := lo; c <= hi && c < utf8.RuneSelf; c++ {
+		rs.ascii[c] = true
+	}
+	if hi >= utf8.RuneSelf {
+		rs.wide = append(rs.wide, max(lo, utf8.RuneSelf), hi)
+	}
+}
+
+func (rs *runeSet) union(o runeSet) {
+	for c, in := range o.ascii {
+		rs.ascii[c] = rs.ascii[c] || in
+	}
+	rs.wide = append(rs.wide, o.wide...)
+}
+
+// has reports whether r is in the set. An invalid byte reads as
+// utf8.RuneError, as it does to the regexp package.
+func (rs *runeSet) has(r rune) bool {
+	if r < utf8.RuneSelf {
+		return rs.ascii[r]
+	}
+	for i := 0; i+1 < len(rs.wide); i += 2 {
+		if rs.wide[i] <= r && r <= rs.wide[i+1] {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,201 @@
+package secrets
+
+import (
+	"math/rand/v2"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// sample writes a random string that re matches: every alternative and
+// repeat count may be drawn, unbounded repeats run at most 8 past their
+// minimum. In a part that may be left out (a fill between a keyword and
+// an operator) a class's non-ASCII characters (ſ and the Kelvin sign
+// under (?i)) are drawn one time in eight; elsewhere ASCII is, as in a
+// credential and its keyword (the scanner's token runs and keyword
+// index read ASCII).
+func sample(r *rand.Rand, re *syntax.Regexp, b *strings.Builder, wide bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, c := range re.Rune {
+			if re.Flags&syntax.FoldCase != 0 && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') && r.IntN(2) == 0 {
+				c ^= 0x20 // the other case
+			}
+			b.WriteRune(c)
+		}
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		set := charsOf(re)
+		var ascii []rune
+		for c := range rune(utf8.RuneSelf) {
+			if set.ascii[c] {
+				ascii = append(ascii, c)
+			}
+		}
+		if len(set.wide) > 0 && (len(ascii) == 0 || wide && r.IntN(8) == 0) {
+			k := 2 * r.IntN(len(set.wide)/2)
+			lo, hi := set.wide[k], min(set.wide[k+1], set.wide[k]+64)
+			b.WriteRune(lo + rune(r.IntN(int(hi-lo)+1)))
+			return
+		}
+		if len(ascii) > 0 {
+			b.WriteRune(ascii[r.IntN(len(ascii))])
+		}
+	case syntax.OpCapture:
+		sample(r, re.Sub[0], b, wide)
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			sample(r, s, b, wide)
+		}
+	case syntax.OpAlternate:
+		sample(r, re.Sub[r.IntN(len(re.Sub))], b, wide)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		lo, hi := 0, 8
+		switch re.Op {
+		case syntax.OpPlus:
+			lo, hi = 1, 9
+		case syntax.OpQuest:
+			hi = 1
+		case syntax.OpRepeat:
+			lo, hi = re.Min, re.Max
+			if hi < 0 {
+				hi = lo + 8
+			}
+		}
+		n := lo + r.IntN(hi-lo+1)
+		if r.IntN(3) == 0 {
+			n = []int{lo, hi}[r.IntN(2)] // the limits, where a test is most likely wrong
+		}
+		for range n {
+			sample(r, re.Sub[0], b, wide || lo == 0)
+		}
+	}
+}
+
+// sitePieces are what a mutation puts into a sample: the operators, the
+// blanks and quotes around them, a JSON escape, letters the regexes read
+// in other cases or fold, and bytes outside every class.
+var sitePieces = []string{"=", ":", "=>", ":=", "||", "?=", ",", ">", " ", "\t", "\n", "'", `"`, `\"`, `\n`, `\u0041`, "\\",
+	"_", "-", ".", "a", "Z", "9", "ſ", "\u212a", "é", "\xff", "/", "x", "\x00"}
+
+// quickCorpus returns, for rule r, texts that put its keywords where
+// its regex has them and in every other place: samples of its regex
+// that hold a keyword, mutated, embedded, and repeated.
+func quickCorpus(t testing.TB, r *rule, rnd *rand.Rand) []string {
+	re, err := syntax.Parse(r.spec.regex, syntax.Perl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	samples := 12
+	if raceEnabled {
+		samples = 3
+	}
+	for range samples {
+		var b strings.Builder
+		sample(rnd, re, &b, false)
+		s := b.String()
+		if !slices.ContainsFunc(r.keywords, func(kw string) bool { return strings.Contains(strings.ToLower(s), kw) }) {
+			continue // a match the keyword index cannot reach (secretaccess_key), with or without a quick test
+		}
+		out = append(out, s)
+		for range 4 {
+			m := []byte(s)
+			for range 1 + rnd.IntN(3) {
+				at := rnd.IntN(len(m) + 1)
+				cut := min(len(m), at+rnd.IntN(3))
+				m = slices.Concat(m[:at], []byte(sitePieces[rnd.IntN(len(sitePieces))]), m[cut:])
+			}
+			out = append(out, string(m))
+		}
+		kw := r.keywords[rnd.IntN(len(r.keywords))]
+		out = append(out, kw+" "+s, strings.Repeat(kw, 3)+s+strings.Repeat(kw, 3), "x = "+s+"\n"+kw+"=", `{"k":"`+s+`"}`)
+	}
+	for _, kw := range r.keywords {
+		out = append(out, strings.Repeat(kw, 40), strings.Repeat(kw+"=", 20), strings.Repeat(strings.ToUpper(kw)+": ", 20))
+	}
+	return out
+}
+
+// noQuick returns a scanner like sc whose rules run their regex at every
+// keyword hit: the scanner before quick tests.
+func noQuick(sc *Scanner) *Scanner {
+	plain := *sc
+	plain.rules = make([]*rule, len(sc.rules))
+	for i, r := range sc.rules {
+		plain.rules[i] = newRule(i, r.spec)
+		plain.rules[i].quickOnce.Do(func() {})
+		plain.rules[i].quick = nil
+	}
+	return &plain
+}
+
+// TestQuickIsSound: a rule's quick test, derived from its regex
+// (siteTest) or written for it (ownQuick), changes no finding: on
+// samples of every rule's regex, mutated around its keywords and
+// embedded in text dense with them, the scanner finds what it finds when
+// every keyword hit runs the regex.
+func TestQuickIsSound(t *testing.T) {
+	t.Parallel()
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := noQuick(sc)
+	rnd := rand.New(rand.NewPCG(23, 24))
+	derived := 0
+	for _, r := range sc.rules {
+		if r.scan != nil || !sc.enabled[r.index] {
+			continue
+		}
+		r.passesQuick("", 0, 0)
+		if r.quick == nil {
+			t.Logf("%s: no quick test", r.spec.id)
+			continue
+		}
+		derived++
+		for _, text := range quickCorpus(t, r, rnd) {
+			got, want := merge(sc.find(text)), merge(plain.find(text))
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: with its quick test %v, without %v, in %q", r.spec.id, got, want, text)
+			}
+		}
+	}
+	if derived < 200 {
+		t.Errorf("%d rules have a quick test, want every rule of a known shape (200+)", derived)
+	}
+}
+
+// FuzzQuick: TestQuickIsSound on any text, for the rule the first byte
+// names.
+func FuzzQuick(f *testing.F) {
+	sc, err := New(Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	plain := noQuick(sc)
+	rnd := rand.New(rand.NewPCG(25, 26))
+	var quick []*rule
+	for _, r := range sc.rules {
+		if r.scan == nil && sc.enabled[r.index] {
+			if r.passesQuick("", 0, 0); r.quick != nil {
+				quick = append(quick, r)
+			}
+		}
+	}
+	for i, r := range quick {
+		for _, text := range quickCorpus(f, r, rnd)[:6] {
+			f.Add(byte(i), text)
+		}
+	}
+	f.Fuzz(func(t *testing.T, which byte, text string) {
+		r := quick[int(which)%len(quick)]
+		kw := r.keywords[0]
+		text = strings.ReplaceAll(text, "\x00", kw) // a keyword wherever the fuzzer puts a 0 byte
+		got, want := merge(sc.find(text)), merge(plain.find(text))
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: with its quick test %v, without %v, in %q", r.spec.id, got, want, text)
+		}
+	})
+}
