@@ -207,6 +207,31 @@ func (s judge) rootsFor(r *ingressRule) []string {
 	return r.roots
 }
 
+// requestScope is the check and the roots of a client_roots rule for a
+// request that carries the client's roots itself (protocol revision
+// 2026-07-28: a client that never initializes answers the server's
+// roots/list input request in the retried request's
+// params.inputResponses, accepted by inputRoots): the rule's roots in
+// this session and those, "/" never among them. They hold for that
+// request only, as the server reads them: the next request names its
+// own.
+func (s judge) requestScope(r *ingressRule, carried []string) (rules.Check, []string) {
+	known := s.rootsFor(r)
+	roots := slices.Clone(known)
+	for _, d := range carried {
+		if d != "/" && !slices.Contains(roots, d) {
+			roots = append(roots, d)
+		}
+	}
+	if len(roots) > len(known) {
+		if ps, err := rules.NewPathScope(roots); err == nil {
+			ps.Protect(s.policy().ownFiles...)
+			return ps, roots
+		}
+	}
+	return s.scopeFor(r), known
+}
+
 // relativeBases is where the server may read a relative path besides the
 // policy's own roots: the client's roots and the directories in the
 // server's command line.
@@ -296,4 +321,44 @@ func (s judge) inputRoots(m *message.Message) ([]string, *message.Rejection) {
 		}
 	}
 	return bases, nil
+}
+
+// RootsKey is the inputRequests key under which mcpguard asks a client
+// for its roots (Verdict.AskRoots).
+const RootsKey = "mcpguard-roots"
+
+// asksForRoots reports whether the request m, refused by rej, is rather
+// to be answered with a request for the client's roots. A 2026-07-28
+// client never initializes and is asked roots/list by no one before its
+// first call: a path in its workspace is outside every root a
+// client_roots rule knows until the client names them. So a first
+// attempt (no inputResponses) from a client that declares the roots
+// capability for the request (_meta
+// io.modelcontextprotocol/clientCapabilities.roots), refused by a
+// client_roots rule's path_scope, gets an input_required result with a
+// roots/list input request under RootsKey; the client retries with its
+// roots in params.inputResponses, which then hold for that request
+// (inputRoots, requestScope), and a path outside them is refused. A
+// retried request is never asked again, so no exchange loops.
+func (s judge) asksForRoots(m *message.Message, rej *message.Rejection) bool {
+	if rej.ErrorCode != codes.PathScope || memberKind(m.Params, "inputResponses") != 0 ||
+		!slices.ContainsFunc(s.policy().ingress, func(r *ingressRule) bool { return r.clientRoots && r.rule == rej.Rule }) {
+		return false
+	}
+	var p struct {
+		Meta struct {
+			Capabilities struct {
+				Roots jsontext.Value `json:"roots"`
+			} `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	}
+	return unmarshalLoose(m.Params, &p) == nil && p.Meta.Capabilities.Roots.Kind() == '{'
+}
+
+// rootsInputRequired is the reply to request id that asks the client for
+// its roots: a 2026-07-28 input_required result.
+func rootsInputRequired(id jsontext.Value) []byte {
+	b := []byte(`{"jsonrpc":"2.0","id":`)
+	b = append(b, id...)
+	return append(b, `,"result":{"resultType":"input_required","inputRequests":{"`+RootsKey+`":{"method":"roots/list","params":{}}}}}`...)
 }

@@ -285,3 +285,129 @@ func TestClientRootsWithRoots(t *testing.T) {
 		}
 	}
 }
+
+// TestClientRootsInRetriedRequest: a 2026-07-28 client never
+// initializes and is never asked roots/list on its own: it answers the
+// server's roots input request in the retried request's
+// params.inputResponses. Under client_roots: true those roots hold for
+// that request (absolute and relative paths inside them pass, others
+// are refused and the refusal names them); "/" is never one; the next
+// request without them is judged on what the session knows.
+func TestClientRootsInRetriedRequest(t *testing.T) {
+	vars := pathFixture(t)
+	root, outside := vars["ROOT"], vars["OUTSIDE"]
+	p, err := Load("client.yaml", []byte("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n"),
+		func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(s *Session, path string, roots ...string) *message.Rejection {
+		t.Helper()
+		params := `"name":"read","arguments":{"path":` + strconv.Quote(path) + `},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+		if len(roots) > 0 {
+			var rs []string
+			for _, r := range roots {
+				rs = append(rs, `{"uri":`+strconv.Quote(r)+`}`)
+			}
+			params += `,"inputResponses":{"roots-1":{"roots":[` + strings.Join(rs, ",") + `]}},"requestState":"opaque"`
+		}
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + params + `}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Ingress(m).Rejection
+	}
+	s := p.NewSession()
+	sub := "file://" + root + "/sub"
+	for _, path := range []string{root + "/sub/a.go", "a.go", "file://" + root + "/sub/a.go"} {
+		if rej := call(s, path, sub); rej != nil {
+			t.Errorf("%s with the request's root %s: %+v", path, sub, rej)
+		}
+	}
+	for _, path := range []string{root + "/file.txt", "/etc/hostname", outside + "/secret", root + "/sub/../file.txt"} {
+		rej := call(s, path, sub)
+		if rej == nil || rej.ErrorCode != "INPUT_REJECTED_PATH_SCOPE" {
+			t.Errorf("%s with the request's root %s: %+v, want INPUT_REJECTED_PATH_SCOPE", path, sub, rej)
+		} else if !strings.Contains(rej.Remediation, "Allowed roots: "+root+"/sub.") {
+			t.Errorf("the refusal should name the request's root: %+v", rej)
+		}
+	}
+	if rej := call(s, "/etc/hostname", "file:///"); rej == nil || rej.Field != "inputResponses" {
+		t.Errorf("a retried request whose root is /: %+v", rej)
+	}
+	// The roots held for their request only.
+	if rej := call(s, root+"/sub/a.go"); rej == nil || !strings.Contains(rej.Remediation, "roots/list") {
+		t.Errorf("a later request without roots, before any directory is known: %+v", rej)
+	}
+	// With a directory from the command line, the request's roots add to it.
+	s = p.NewSession()
+	s.SetServerArgv([]string{"server", root + "/sub"})
+	if rej := call(s, outside+"/secret", "file://"+outside); rej != nil {
+		t.Errorf("a path under the request's root: %+v", rej)
+	}
+	if rej := call(s, "a.go", "file://"+outside); rej != nil {
+		t.Errorf("a path under the command line's directory: %+v", rej)
+	}
+	if rej := call(s, outside+"/secret"); rej == nil {
+		t.Error("the request's root outlived its request")
+	}
+}
+
+// TestAskRootsFirstAttempt: a 2026-07-28 client's first attempt, refused
+// by a client_roots rule only because no root covers its path yet, is
+// answered with an input_required result asking for the client's roots
+// when the request declares the roots capability; never without the
+// capability, never for a retried request (no loop), a rule without
+// client_roots, another check's refusal, or in audit mode.
+func TestAskRootsFirstAttempt(t *testing.T) {
+	vars := pathFixture(t)
+	root := vars["ROOT"]
+	lookup := func(n string) (string, bool) { v, ok := vars[n]; return v, ok }
+	load := func(text string) *Policy {
+		t.Helper()
+		p, err := Load("p.yaml", []byte(text), lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	client := load("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n  - fields: [cmd]\n    check: shell_metachars\n")
+	fixed := load("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    roots: [\"${ROOT}/sub\"]\n")
+	audit := load("version: 1\nmode: audit\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n")
+	caps := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}`
+	verdict := func(p *Policy, params string) Verdict {
+		t.Helper()
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{` + params + `}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.NewSession().Ingress(m)
+	}
+	read := `"name":"read","arguments":{"path":"` + root + `/file.txt"}`
+	v := verdict(client, read+","+caps)
+	if !v.AskRoots || v.Rejection != nil {
+		t.Fatalf("the first attempt: %+v, want AskRoots", v)
+	}
+	want := `{"jsonrpc":"2.0","id":"c-1","result":{"resultType":"input_required","inputRequests":{"mcpguard-roots":{"method":"roots/list","params":{}}}}}`
+	if got := string(v.Reply([]byte(`"c-1"`))); got != want {
+		t.Errorf("reply %s, want %s", got, want)
+	}
+	for name, c := range map[string]struct {
+		p      *Policy
+		params string
+	}{
+		"no roots capability":   {client, read + `,"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}`},
+		"no _meta":              {client, read},
+		"a retried request":     {client, read + "," + caps + `,"inputResponses":{"mcpguard-roots":{"roots":[{"uri":"file://` + root + `/sub"}]}}`},
+		"a retry without roots": {client, read + "," + caps + `,"inputResponses":{"e1":{"action":"decline"}}`},
+		"a fixed root":          {fixed, read + "," + caps},
+		"another check":         {client, `"name":"run","arguments":{"cmd":"ls; rm -rf ~"},` + caps},
+	} {
+		if v := verdict(c.p, c.params); v.AskRoots || v.Rejection == nil {
+			t.Errorf("%s: %+v, want a refusal", name, v)
+		}
+	}
+	if v := verdict(audit, read+","+caps); v.AskRoots || v.Rejection == nil || !v.Audit {
+		t.Errorf("audit mode: %+v, want the refusal logged only", v)
+	}
+}

@@ -99,6 +99,9 @@ func (s judge) ingress(m *message.Message) Verdict {
 	v := Verdict{}
 	if rej != nil {
 		v.Rejection, v.Audit = rej, s.policy().Mode == Audit || flowAudit || s.auditOnly(m, rej)
+		if !v.Audit && s.asksForRoots(m, rej) {
+			return Verdict{AskRoots: true}
+		}
 	}
 	if m.Method != "tools/call" || s.policy().RejectAsError {
 		v.AsError, v.Code = true, jsonrpc2.CodeInvalidParams
@@ -372,6 +375,19 @@ func (w *walker) release() {
 	walkers.Put(w)
 }
 
+// clientScope is the check and the roots of a client_roots rule for
+// this evaluation: the session's, with the roots the request carries.
+func (w *walker) clientScope(r *ingressRule) (rules.Check, []string) {
+	if len(w.extra) == 0 {
+		return w.session.scopeFor(r), w.session.rootsFor(r)
+	}
+	if w.scopeRule != r {
+		w.scopeRule = r
+		w.scope, w.scopeRoots = w.session.requestScope(r, w.extra)
+	}
+	return w.scope, w.scopeRoots
+}
+
 // judge applies the rule's check to one selected value.
 //
 // A string check that meets a non-string rejects it as type confusion
@@ -385,9 +401,9 @@ func (w *walker) release() {
 // schema, while one reached by a wildcard (`*`, `args[*]`) passes.
 func (w *walker) judge(mt match) *message.Rejection {
 	r, tool, validated := w.rule, w.tool, w.validated
-	check := r.check
+	check, roots := r.check, r.roots
 	if r.clientRoots && w.session.Session != nil {
-		check = w.session.scopeFor(r)
+		check, roots = w.clientScope(r)
 	}
 	var f *rules.Finding
 	if s, ok := w.text(mt); ok {
@@ -438,10 +454,6 @@ func (w *walker) judge(mt match) *message.Rejection {
 	}
 	if rem == "" {
 		rem = "Change the value of " + field + " so that it passes the policy's " + r.checkName + " check."
-	}
-	roots := r.roots
-	if r.clientRoots && w.session.Session != nil {
-		roots = w.session.rootsFor(r)
 	}
 	if len(roots) > 0 {
 		// The roots are policy, not secrets: naming them lets the model

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy/approval"
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules"
 	"github.com/mcpguard/mcpguard/rules/canon"
 )
 
@@ -159,6 +160,11 @@ type walker struct {
 	session   judge    // whose client roots path_scope also reads relative paths against
 	bases     []string // those roots, for this evaluation
 	extra     []string // roots the call itself carries (inputResponses)
+	// scopeRule's check and roots with extra among them (requestScope),
+	// built once per rule and evaluation.
+	scopeRule  *ingressRule
+	scope      rules.Check
+	scopeRoots []string
 	// key, when set, gets every value the walk reaches instead of the
 	// rule's check: a rate_limit rule's key (limitKey).
 	key  hash.Hash

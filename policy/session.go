@@ -28,6 +28,9 @@ type Verdict struct {
 	// Ask, when set, holds the call for the user's approval (see
 	// ask.go); Rejection is then nil or audit-only.
 	Ask *Ask
+	// AskRoots: the request is not forwarded; Reply asks the client for
+	// its roots instead of refusing it (asksForRoots). Rejection is nil.
+	AskRoots bool
 }
 
 // Call is what the relay remembers of a request in flight, so that the
@@ -440,6 +443,9 @@ func replaceMember(msg []byte, outer, inner string, elems []jsontext.Value) ([]b
 
 // Reply is the message the agent gets for a rejected request with id.
 func (v Verdict) Reply(id jsontext.Value) []byte {
+	if v.AskRoots {
+		return rootsInputRequired(id)
+	}
 	if v.AsError {
 		return message.RejectionError(id, v.Code, v.Rejection)
 	}

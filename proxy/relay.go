@@ -409,6 +409,11 @@ func (r *relay) fromAgent(m *message.Message) {
 	} else {
 		v = r.session.Ingress(m)
 	}
+	if v.AskRoots {
+		r.logAskRoots(m)
+		r.answerAgent(v.Reply(m.ID))
+		return
+	}
 	if v.Rejection != nil {
 		r.logVerdict(m, v)
 		if !v.Audit {
@@ -491,6 +496,13 @@ func (r *relay) judgeHeld(h heldCall) {
 		return // it parsed when it arrived
 	}
 	v := r.session.Ingress(m)
+	if v.AskRoots {
+		if f, ok := r.pending.take(h.key); ok {
+			r.logAskRoots(m)
+			r.answerAgent(v.Reply(f.id()))
+		}
+		return
+	}
 	if v.Rejection != nil {
 		r.logVerdict(m, v)
 		if !v.Audit {
@@ -531,6 +543,14 @@ func (r *relay) askFirst(key message.Key, m *message.Message, v policy.Verdict, 
 
 func (r *relay) toServerLine(b []byte) {
 	_ = r.toServer.writeLine(b) // a dead server is noticed by egress
+}
+
+// logAskRoots logs a request answered with a request for the client's
+// roots (policy.Verdict.AskRoots) instead of being forwarded.
+func (r *relay) logAskRoots(m *message.Message) {
+	r.log.Log(eventlog.Event{Level: zerolog.InfoLevel, Event: eventlog.EventServerRequest, Direction: eventlog.Ingress,
+		Method: m.Method, Tool: m.Name, ID: logID(m.ID), Action: eventlog.ActionAsked,
+		Message: "a path outside the roots known so far: the client is asked for its roots (input_required, " + policy.RootsKey + "), and its retried request is judged with them"})
 }
 
 func (r *relay) logVerdict(m *message.Message, v policy.Verdict) {

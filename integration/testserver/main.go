@@ -38,11 +38,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -369,6 +372,7 @@ func init() {
 		{"read_file", "Returns the content of the file at `path` (a stand-in of a filesystem server's read).", map[string]any{"path": str}, (*server).toolReadFile},
 		{"fetch", "Returns a page for `url` without fetching anything (a stand-in of a fetch server).", map[string]any{"url": str}, (*server).toolFetch},
 		{"input_required", "Answers with a 2026-07-28 input_required result whose inputRequests entry has the given method.", map[string]any{"method": str}, (*server).toolInputRequired},
+		{"read_in_roots", "Reads the file at `path` inside the client's roots as a 2026-07-28 server asks for them: an input_required result with a roots/list input request, then, on the retried call, the roots of its inputResponses (a relative path is read against the first).", map[string]any{"path": str}, (*server).toolReadInRoots},
 	}
 }
 
@@ -427,13 +431,22 @@ func toolList() []any {
 
 func (s *server) callTool(m message) {
 	var p struct {
-		Name      string         `json:"name"`
-		Arguments map[string]any `json:"arguments"`
-		Meta      map[string]any `json:"_meta"`
+		Name           string         `json:"name"`
+		Arguments      map[string]any `json:"arguments"`
+		Meta           map[string]any `json:"_meta"`
+		InputResponses map[string]any `json:"inputResponses"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil {
 		s.replyError(m.ID, -32602, "invalid params", nil)
 		return
+	}
+	if p.InputResponses != nil {
+		// A 2026-07-28 retried call: its tool reads the answers with its _meta.
+		p.Meta = maps.Clone(p.Meta)
+		if p.Meta == nil {
+			p.Meta = map[string]any{}
+		}
+		p.Meta["inputResponses"] = p.InputResponses
 	}
 	for _, t := range tools {
 		if t.name == p.Name {
@@ -721,6 +734,40 @@ func (s *server) toolInputRequired(id json.RawMessage, args, _ map[string]any) {
 	method, _ := args["method"].(string)
 	s.reply(id, map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
 		"r1": map[string]any{"method": method, "params": map[string]any{}}}})
+}
+
+func (s *server) toolReadInRoots(id json.RawMessage, args, meta map[string]any) {
+	path, _ := args["path"].(string)
+	var roots []string
+	answers, _ := meta["inputResponses"].(map[string]any)
+	for _, a := range answers {
+		answer, _ := a.(map[string]any)
+		list, _ := answer["roots"].([]any)
+		for _, r := range list {
+			root, _ := r.(map[string]any)
+			if u, err := url.Parse(fmt.Sprint(root["uri"])); err == nil && u.Scheme == "file" {
+				roots = append(roots, filepath.Clean(u.Path))
+			}
+		}
+	}
+	if len(roots) == 0 {
+		s.reply(id, map[string]any{"resultType": "input_required", "requestState": "read_in_roots",
+			"inputRequests": map[string]any{"roots": map[string]any{"method": "roots/list", "params": map[string]any{}}}})
+		return
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(roots[0], path)
+	}
+	path = filepath.Clean(path)
+	for _, root := range roots {
+		if path == root || strings.HasPrefix(path, root+string(filepath.Separator)) {
+			s.toolReadFile(id, map[string]any{"path": path}, nil)
+			return
+		}
+	}
+	r := textResult("access denied: " + path + " is outside the roots " + strings.Join(roots, ", "))
+	r["isError"] = true
+	s.reply(id, r)
 }
 
 func (s *server) toolAskRoots(id json.RawMessage, _, _ map[string]any) {
