@@ -321,6 +321,10 @@ ingress:
 		}
 		p.sendWait(callLine(5, "ask_roots", nil))
 		p.expect("5", 30*time.Second)
+		// A 2026-07-28 result whose inputRequests entry the policy
+		// judges: a request of the server's, exported as one.
+		p.sendWait(callLine(7, "input_required", map[string]any{"method": "roots/list"}))
+		p.expect("7", 30*time.Second)
 		// The server dies with the call in flight: mcpguard answers it
 		// with an error, and its span says it failed.
 		p.sendWait(callLine(6, "crash", map[string]any{"code": 3}))
@@ -337,7 +341,7 @@ ingress:
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		d = readOTLP(t, col.out)
-		if len(d.spans) >= 14 && len(d.metrics["mcpguard.decisions"]) > 0 || time.Now().After(deadline) {
+		if len(d.spans) >= 18 && len(d.metrics["mcpguard.decisions"]) > 0 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -389,6 +393,21 @@ ingress:
 	}
 	if init := d.find(map[string]string{"mcp.method.name": "initialize"}); len(init) != 2 {
 		t.Errorf("%d initialize spans, want one per run: every judged request is a span", len(init))
+	}
+	if roots := d.find(map[string]string{"mcp.method.name": "roots/list", "mcpguard.server_request.input_request": "true"}); len(roots) != 2 ||
+		roots[0].Attrs["mcpguard.decision.action"] != "allowed" || roots[0].Attrs["mcpguard.server_request.kind"] != "roots" ||
+		roots[0].Attrs["mcpguard.direction"] != "egress" || roots[0].Attrs["mcpguard.outcome"] != "relayed" {
+		t.Errorf("server request spans %+v: want one roots/list inputRequests entry per run, allowed and relayed", roots)
+	}
+	initialized := 0
+	for _, dp := range d.metrics["mcpguard.notifications"] {
+		if dp["mcp.method.name"] == "notifications/initialized" && dp["mcpguard.direction"] == "ingress" {
+			n, _ := strconv.Atoi(dp["value"])
+			initialized += n
+		}
+	}
+	if initialized != 2 {
+		t.Errorf("mcpguard.notifications{notifications/initialized, ingress} = %d, want one per run (all: %v)", initialized, d.metrics["mcpguard.notifications"])
 	}
 
 	decisions := map[string]int{}

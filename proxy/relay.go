@@ -387,6 +387,9 @@ func (r *relay) replyToAgent(b []byte) {
 
 // fromAgent judges one parsed message and forwards it if allowed.
 func (r *relay) fromAgent(m *message.Message) {
+	if m.Kind == message.Notification {
+		r.tel.Notification(m.Method, false)
+	}
 	if m.Kind == message.Response {
 		r.answerFromAgent(m)
 		return
@@ -644,6 +647,9 @@ func (r *relay) fromServer(m *message.Message) {
 			return
 		}
 		call = &f.call
+	}
+	if m.Kind == message.Notification {
+		r.tel.Notification(m.Method, true)
 	}
 	if m.Kind == message.Notification && m.RequestID != nil {
 		// The server cancelled a request of its own: an answer the

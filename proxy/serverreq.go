@@ -97,4 +97,5 @@ func (r *relay) logServerRequest(d policy.ServerRequestDecision, id jsontext.Val
 				e.Strs("findings", findings)
 			}
 		}})
+	r.tel.ServerRequest(r.egressArrived, d.Method, d.Kind, d.Action, d.Code, d.Rule, id == nil)
 }

@@ -23,6 +23,7 @@ const (
 	Rejected Outcome = "rejected" // mcpguard answered with a rejection; the server never saw it
 	Failed   Outcome = "failed"   // the server went away, or its answer could not be relayed
 	Asked    Outcome = "asked"    // mcpguard answered with an input_required result asking the user (revision 2026-07-28); the server never saw it
+	Relayed  Outcome = "relayed"  // a request of the server's went on to the client
 )
 
 // maxEvents bounds the rewrite events one span carries.
@@ -53,6 +54,12 @@ type Call struct {
 	canonical []string // the canonicalisers that rewrote the reply, up to maxEvents
 	outcome   Outcome
 	end       time.Time
+
+	// A request of the server's to the client (ServerRequest), not the
+	// agent's: its kind and whether it is an inputRequests entry.
+	serverRequest bool
+	kind          string
+	inResult      bool
 }
 
 // Begin starts the record of a request whose line was read at arrived. It
@@ -109,6 +116,33 @@ func (e *Exporter) End(c *Call, o Outcome) {
 		return
 	}
 	c.outcome, c.end = o, time.Now()
+	select {
+	case e.calls <- c:
+	default:
+		e.droppedCalls.Add(1)
+	}
+}
+
+// ServerRequest records the policy's decision on a request of the
+// server's to the client, read at arrived: sampling/createMessage,
+// elicitation/create, roots/list (kind: sampling, elicitation_form,
+// elicitation_url, roots; "" for another method), sent on its own or as
+// an entry of a 2026-07-28 result's inputRequests (inResult). It becomes
+// one span and one mcpguard.decisions count (direction egress) with the
+// method, the kind, the action (allowed, audited, rejected), the code
+// and the rule; never the request's values, nor an inputRequests key
+// (the server chose it). Like End, it never blocks.
+func (e *Exporter) ServerRequest(arrived time.Time, method, kind, action, code, rule string, inResult bool) {
+	if e == nil {
+		return
+	}
+	c := &Call{start: arrived, method: name(method), serverRequest: true, kind: kind, inResult: inResult,
+		action: action, code: code, rule: rule, outcome: Relayed}
+	if action == string(eventlog.ActionRejected) {
+		c.outcome = Rejected
+	}
+	c.end = time.Now()
+	c.ingress = c.end.Sub(arrived)
 	select {
 	case e.calls <- c:
 	default:
@@ -193,6 +227,8 @@ const (
 	keyRewrites      = attribute.Key("mcpguard.egress.rewrites")
 	keyCanonicaliser = attribute.Key("mcpguard.canonicaliser")
 	keyDroppedStage  = attribute.Key("mcpguard.telemetry.stage")
+	keyRequestKind   = attribute.Key("mcpguard.server_request.kind")
+	keyInputRequest  = attribute.Key("mcpguard.server_request.input_request")
 
 	actionAllowed = "allowed"
 	eventRewrite  = "mcpguard.rewrite"
@@ -207,11 +243,14 @@ func (c *Call) actionName() string {
 }
 
 func (e *Exporter) span(c *Call) {
-	name := c.method
+	name, kind := c.method, trace.SpanKindServer
 	if c.tool != "" {
 		name += " " + c.tool // the semantic conventions' "{mcp.method.name} {target}"
 	}
-	_, span := e.tracer.Start(context.Background(), name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(c.start))
+	if c.serverRequest {
+		kind = trace.SpanKindClient // a request mcpguard relays to the client
+	}
+	_, span := e.tracer.Start(context.Background(), name, trace.WithSpanKind(kind), trace.WithTimestamp(c.start))
 	if !span.IsRecording() {
 		span.End() // sampled out (OTEL_TRACES_SAMPLER): nothing more to build
 		return
@@ -222,9 +261,15 @@ func (e *Exporter) span(c *Call) {
 		semconv.McpMethodNameKey.String(c.method),
 		keyAction.String(c.actionName()),
 		keyOutcome.String(string(c.outcome)),
-		keyRequestSize.Int(c.reqSize),
-		keyIngress.Float64(c.ingress.Seconds()),
 	)
+	if c.serverRequest {
+		attrs = append(attrs, keyDirection.String(eventlog.Egress), keyInputRequest.Bool(c.inResult))
+		if c.kind != "" {
+			attrs = append(attrs, keyRequestKind.String(c.kind))
+		}
+	} else {
+		attrs = append(attrs, keyRequestSize.Int(c.reqSize), keyIngress.Float64(c.ingress.Seconds()))
+	}
 	if c.tool != "" {
 		attrs = append(attrs, semconv.GenAIToolName(c.tool))
 	}

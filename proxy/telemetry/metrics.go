@@ -16,9 +16,13 @@ import (
 // fold into one with otel.metric.overflow=true): the agent chooses tool
 // names, and a flood of made-up ones must not grow mcpguard's memory.
 //
-//	mcpguard.decisions       {decision}  server, method, tool, action, code
+//	mcpguard.decisions       {decision}  server, method, tool, action, code;
+//	                                     a request of the server's: server,
+//	                                     method, action, code, direction egress
 //	mcpguard.message.size    By          server, method, direction
 //	mcpguard.added_latency   s           server, method, direction
+//	mcpguard.notifications   {notification} server, method (one MCP
+//	                                     defines, else other), direction
 //	mcpguard.telemetry.dropped {call}    stage (queue: calls the relay could
 //	                                     not hand over; spans: spans the
 //	                                     batch processor could not take)
@@ -77,7 +81,7 @@ func newInstruments(m metric.Meter, e *Exporter) (instruments, error) {
 	if err != nil {
 		return in, fmt.Errorf("telemetry: %w", err)
 	}
-	return in, nil
+	return in, observeNotifications(m, e)
 }
 
 // set returns the attribute set of k, from the cache when it can.
@@ -108,6 +112,10 @@ func (in *instruments) set(server string, k setKey) metric.MeasurementOption {
 // record adds one call to the metrics.
 func (in *instruments) record(server string, c *Call) {
 	ctx := context.Background()
+	if c.serverRequest {
+		in.decisions.Add(ctx, 1, in.set(server, setKey{method: c.method, action: c.actionName(), code: c.code, direction: eventlog.Egress}))
+		return
+	}
 	in.decisions.Add(ctx, 1, in.set(server, setKey{method: c.method, tool: c.tool, action: c.actionName(), code: c.code}))
 	ingress := in.set(server, setKey{method: c.method, direction: eventlog.Ingress})
 	in.size.Record(ctx, int64(c.reqSize), ingress)

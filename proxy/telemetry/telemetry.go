@@ -89,6 +89,7 @@ type Exporter struct {
 	stop  chan struct{}
 	done  sync.WaitGroup
 
+	notes        notificationCounts
 	droppedCalls atomic.Int64 // calls the relay could not hand over
 	droppedSpans atomic.Int64 // spans the batch processor could not take in time
 	exportErrors atomic.Int64

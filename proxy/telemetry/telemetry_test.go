@@ -102,6 +102,85 @@ func TestSpansAndMetrics(t *testing.T) {
 	}
 }
 
+// TestServerRequestsAndNotifications: each request of the server's that
+// the policy judged is a span and a decision (direction egress) with its
+// method, kind, action and code; notifications are counted by method and
+// direction, a method MCP does not define as "other", so that nothing a
+// peer chose reaches the backend.
+func TestServerRequestsAndNotifications(t *testing.T) {
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
+	spans := tracetest.NewInMemoryExporter()
+	reader := sdkmetric.NewManualReader()
+	e, err := start(Config{Server: "fs"}, spans, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	e.ServerRequest(t0, "elicitation/create", "elicitation_form", "allowed", "", "server_requests.elicitation_form", false)
+	e.ServerRequest(t0, "sampling/createMessage", "sampling", "rejected", "SERVER_REQUEST_REJECTED", "server_requests.sampling", true)
+	e.Notification("notifications/progress", true)
+	e.Notification("notifications/progress", true)
+	e.Notification("notifications/cancelled", false)
+	e.Notification("notifications/\x1b[8mevil", false)
+
+	waitFor(t, "two spans", func() bool { return len(spans.GetSpans()) == 2 })
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := spans.GetSpans()
+	e.Shutdown()
+
+	allowed, rejected := got[0], got[1]
+	if allowed.Name != "elicitation/create" || allowed.SpanKind.String() != "client" {
+		t.Errorf("span %q kind %v, want elicitation/create, client", allowed.Name, allowed.SpanKind)
+	}
+	checkAttrs(t, allowed.Attributes, map[attribute.Key]string{
+		"mcpguard.server": "fs", "mcp.method.name": "elicitation/create", "mcpguard.decision.action": "allowed",
+		"mcpguard.outcome": "relayed", "mcpguard.direction": "egress", "mcpguard.server_request.kind": "elicitation_form",
+		"mcpguard.server_request.input_request": "false",
+	})
+	checkAttrs(t, rejected.Attributes, map[attribute.Key]string{
+		"mcp.method.name": "sampling/createMessage", "mcpguard.decision.action": "rejected", "mcpguard.outcome": "rejected",
+		"mcpguard.decision.code": "SERVER_REQUEST_REJECTED", "mcpguard.decision.rule": "server_requests.sampling",
+		"mcpguard.server_request.input_request": "true", "error.type": "SERVER_REQUEST_REJECTED",
+	})
+
+	decisions, notes := map[string]int64{}, map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if !ok {
+				continue
+			}
+			for _, dp := range sum.DataPoints {
+				method, _ := dp.Attributes.Value("mcp.method.name")
+				dir, _ := dp.Attributes.Value("mcpguard.direction")
+				action, _ := dp.Attributes.Value("mcpguard.decision.action")
+				key := method.AsString() + " " + dir.AsString()
+				switch m.Name {
+				case "mcpguard.decisions":
+					decisions[key+" "+action.AsString()] += dp.Value
+				case "mcpguard.notifications":
+					notes[key] += dp.Value
+				}
+			}
+		}
+	}
+	if len(decisions) != 2 || decisions["elicitation/create egress allowed"] != 1 || decisions["sampling/createMessage egress rejected"] != 1 {
+		t.Errorf("mcpguard.decisions = %v", decisions)
+	}
+	want := map[string]int64{"notifications/progress egress": 2, "notifications/cancelled ingress": 1, "other ingress": 1}
+	if len(notes) != len(want) {
+		t.Errorf("mcpguard.notifications = %v, want %v", notes, want)
+	}
+	for k, n := range want {
+		if notes[k] != n {
+			t.Errorf("mcpguard.notifications[%s] = %d, want %d (all: %v)", k, notes[k], n, notes)
+		}
+	}
+}
+
 // A sampler that drops every trace drops spans only: the metrics still
 // count every call.
 func TestSampledOutKeepsMetrics(t *testing.T) {
