@@ -52,6 +52,10 @@ type Agent struct {
 	// Unsupported says why the files are read (status counts their
 	// servers) but not edited.
 	Unsupported string
+	// EntryFiles: a file may also hold one server entry alone, named
+	// after the file, or Claude Code's projects.DIR.mcpServers (the JSON
+	// files Continue reads in its mcpServers folders).
+	EntryFiles bool
 }
 
 // Agents is every agent wrap and status know, in the order they report
@@ -100,6 +104,8 @@ var Agents = []Agent{
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"serverUrl"`},
 	{Name: "continue", User: []string{"~/.continue/config.yaml", "~/.continue/mcpServers/*.yaml"}, Project: []string{".continue/mcpServers/*.yaml"},
 		Format: "yaml", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "sse"|"streamable-http", "url"`},
+	{Name: "continue", User: []string{"~/.continue/mcpServers/*.json"}, Project: []string{".continue/mcpServers/*.json"},
+		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url", "type": "sse"|"streamable-http"`, EntryFiles: true},
 	{Name: "goose", User: []string{"$XDG/goose/config.yaml"},
 		Format: "yaml", Key: "extensions", Shape: "cmd+args", Remote: `"type": "sse"|"streamable_http", "uri"`},
 }
@@ -108,7 +114,9 @@ var Agents = []Agent{
 var Clients = func() []string {
 	var names []string
 	for _, a := range Agents {
-		names = append(names, a.Name)
+		if !slices.Contains(names, a.Name) {
+			names = append(names, a.Name)
+		}
 	}
 	return names
 }()
@@ -179,6 +187,8 @@ type Location struct {
 	// ClaudeProjects: ~/.claude.json, whose projects.<dir>.mcpServers
 	// hold each project's local servers too.
 	ClaudeProjects bool
+	// EntryFile: the file may be one server entry alone (Agent.EntryFiles).
+	EntryFile bool
 	// Unsupported says why the file is listed but never edited.
 	Unsupported string
 }
@@ -202,7 +212,7 @@ func Locate(e Env, clients []string) []Location {
 		}
 		seen[key] = true
 		locs = append(locs, Location{Client: a.Name, Path: path, Scope: scope, Key: a.Key, Shape: a.Shape, Format: a.Format,
-			ClaudeProjects: a.Name == ClaudeCode && scope == "user", Unsupported: a.Unsupported})
+			ClaudeProjects: a.Name == ClaudeCode && scope == "user" || a.EntryFiles, EntryFile: a.EntryFiles, Unsupported: a.Unsupported})
 	}
 	codexHome := e.CodexHome
 	if codexHome == "" {

@@ -110,6 +110,13 @@ func parse(loc Location, b []byte, isGuard func(command string) bool) (*Config, 
 	if _, ok := c.root.Value.(*hujson.Object); !ok {
 		return nil, errors.New("the top level is not a JSON object")
 	}
+	if loc.EntryFile && c.find("/"+escape(loc.Key)) == nil && c.find("/projects") == nil {
+		// One server alone, named after its file (Continue's block files).
+		s := Server{Name: strings.TrimSuffix(filepath.Base(loc.Path), ".json")}
+		classify(&s, c.root, false, isGuard)
+		c.Servers = append(c.Servers, s)
+		return c, nil
+	}
 	if err := c.collect("/"+escape(loc.Key), "", isGuard); err != nil {
 		return nil, err
 	}

@@ -37,6 +37,9 @@
 // and column, only those bytes change, and the edited file is read back
 // to check the entry runs what it should (yaml.go). Entries in flow style
 // or with a multi-line command are listed and left for the user.
+// Continue also reads the JSON files of its mcpServers folders, as JSON
+// configs with mcpServers (and Claude Code's projects), or as one entry
+// alone named after the file (Agent.EntryFiles).
 //
 // HOME, XDG_CONFIG_HOME, CODEX_HOME and CLAUDE_CONFIG_DIR say where to look (the hidden flag
 // --home replaces HOME, for tests).

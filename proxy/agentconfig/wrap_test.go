@@ -284,8 +284,8 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 			t.Errorf("%s: modes %v and %v (backup), want %v", l.Path, fi.Mode().Perm(), bi.Mode().Perm(), want)
 		}
 	}
-	if wrappedCount != 40 {
-		t.Errorf("wrapped %d servers, want the fixture's 40", wrappedCount)
+	if wrappedCount != 44 {
+		t.Errorf("wrapped %d servers, want the fixture's 44", wrappedCount)
 	}
 
 	// Wrapping again changes nothing, and says so.
@@ -495,9 +495,10 @@ func TestWrapPlacesPolicies(t *testing.T) {
 	// notion, sqlite, pythonTools, coverctl; the gemini extension's notes,
 	// junie's sqlite, amazonq's aws-docs, kiro's time and web, crush's
 	// filesystem (a node script), codex's docs, multi and tool;
-	// continue's SQLite, Time and Spaced, goose's github (the retired
-	// server-github) and last, zed's legacy
-	if wantInit := 19; len(inits) != wantInit {
+	// continue's SQLite, Time and Spaced, its JSON files' notes-db, time
+	// and tasks, goose's github (the retired server-github) and last,
+	// zed's legacy
+	if wantInit := 22; len(inits) != wantInit {
 		t.Errorf("init ran for %q, want the %d servers no shipped policy fits", inits, wantInit)
 	}
 	for _, name := range []string{"claude-desktop-notion.yaml", "claude-desktop-sqlite.yaml", "gemini-pythontools.yaml"} {
@@ -604,15 +605,20 @@ func TestStatus(t *testing.T) {
 		t.Errorf("windows line: %q", f)
 	}
 	// TOML and YAML configs are read: their servers count
-	for _, cs := range [][2]string{{Codex, "docs"}, {"continue", "SQLite"}, {"goose", "github"}} {
+	// and Continue's JSON files: one entry alone, named after its file,
+	// and Claude-style files
+	for _, cs := range [][2]string{{Codex, "docs"}, {"continue", "SQLite"}, {"goose", "github"}, {"continue", "notes-db"}, {"continue", "git"}} {
 		if f := find(cs[0], cs[1]); f[2] != "UNGUARDED" {
 			t.Errorf("%s line: %q", cs[0], f)
 		}
 	}
+	if f := find("continue", "search"); f[2] != "remote" {
+		t.Errorf("continue's remote entry: %q", f)
+	}
 	if f := find("goose", "developer"); f[2] != "skipped" {
 		t.Errorf("goose's builtin extension: %q", f)
 	}
-	if !strings.Contains(out.String(), "0 guarded, 40 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
+	if !strings.Contains(out.String(), "0 guarded, 44 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
 		t.Errorf("no summary:\n%s", out.String())
 	}
 	// one line per server, per note, the header and the two summary lines
@@ -623,8 +629,8 @@ func TestStatus(t *testing.T) {
 		t.Errorf("no unpinned note for cursor's notes server:\n%s", out.String())
 	}
 	// every npx, uvx and docker server of the fixture but the pinned ones
-	if r.Unpinned != 27 {
-		t.Errorf("%d unpinned, want the fixture's 27", r.Unpinned)
+	if r.Unpinned != 30 {
+		t.Errorf("%d unpinned, want the fixture's 30", r.Unpinned)
 	}
 }
 
@@ -1057,6 +1063,46 @@ func TestCodexArgsLineRoundTrip(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(p); string(b) != orig {
 			t.Errorf("%q came back as %q", orig, b)
+		}
+	}
+}
+
+// TestContinueEntryFiles: Continue reads every JSON file in its
+// mcpServers folders as one server alone (named after the file) unless
+// it holds mcpServers or Claude Code's projects; a remote one is listed
+// and left alone, a file of neither shape is listed as skipped, and a
+// wrapped one-server file unwraps byte for byte.
+func TestContinueEntryFiles(t *testing.T) {
+	home := t.TempDir()
+	files := map[string]string{
+		"docs.json":  `{"type": "sse", "url": "https://docs.example.com/sse"}`,
+		"odd.json":   `{"name": "no command here"}`,
+		"local.json": "{\n  // as the docs show it\n  \"command\": \"node\",\n  \"args\": [\"/opt/srv/index.js\"]\n}\n",
+	}
+	for name, text := range files {
+		writeFile(t, home, ".continue/mcpServers/"+name, text, 0o644)
+	}
+	o := testOptions(home)
+	o.Clients = []string{"continue"}
+	var out, errw bytes.Buffer
+	if text(Wrap(o), &out, &errw) {
+		t.Fatalf("wrap failed\n%s%s", out.String(), errw.String())
+	}
+	got, _ := os.ReadFile(filepath.Join(home, ".continue", "mcpServers", "local.json"))
+	if want := "{\n  // as the docs show it\n  \"command\": \"" + testExe + "\",\n  \"args\": [\"--server-name\", \"continue-local\", \"--\", \"node\", \"/opt/srv/index.js\"]\n}\n"; string(got) != want {
+		t.Errorf("local.json wrapped as\n%s\nwant\n%s", got, want)
+	}
+	for _, line := range []string{"docs  remote  sse", "odd  skipped  no command and no url", "local  wrapped  policy: baseline"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("report lacks %q:\n%s", line, out.String())
+		}
+	}
+	if text(Unwrap(o), &out, &errw) {
+		t.Fatalf("unwrap failed\n%s%s", out.String(), errw.String())
+	}
+	for name, text := range files {
+		if got, _ := os.ReadFile(filepath.Join(home, ".continue", "mcpServers", name)); string(got) != text {
+			t.Errorf("%s after unwrap:\n%s", name, got)
 		}
 	}
 }
