@@ -341,26 +341,34 @@ func (c *Config) setWord(s *Server, at int, word string) error {
 	}
 	argv := slices.Clone(s.Argv)
 	argv[at] = word
+	// elem is the bytes of argv[at] among elems, the elements of the
+	// entry's args as found in the file.
+	elem := func(elems [][2]int, found bool) ([2]int, error) {
+		if !found || len(elems) != len(s.Argv)-1 {
+			return [2]int{}, errors.New("args is not the entry's arguments as read")
+		}
+		return elems[at-1], nil
+	}
 	switch {
 	case c.Format == "toml":
 		e, err := c.tomlEntry(s)
 		if err != nil {
 			return err
 		}
-		if e.args == nil || len(e.args.elems) != len(s.Argv)-1 {
-			return errors.New("args is not the entry's arguments as read")
+		el, err := elem(e.argElems())
+		if err != nil {
+			return err
 		}
-		el := e.args.elems[at-1]
 		c.applyTOML([]tomlEdit{{el[0], el[1], requote(c.Bytes()[el[0]:el[1]], word, false)}})
 	case c.Format == "yaml":
 		e, err := c.yamlEntry(s)
 		if err != nil {
 			return err
 		}
-		if e.args == nil || len(e.args.elems) != len(s.Argv)-1 {
-			return errors.New("args is not the entry's arguments as read")
+		el, err := elem(e.argElems())
+		if err != nil {
+			return err
 		}
-		el := e.args.elems[at-1]
 		err = c.applyYAML(s, []tomlEdit{{el[0], el[1], requote(c.Bytes()[el[0]:el[1]], word, true)}}, IsGuardCommand(""),
 			func(t *Server) bool { return t.Kind == Unguarded && slices.Equal(t.Argv, argv) })
 		if err != nil {
@@ -394,4 +402,20 @@ func requote(old []byte, word string, yaml bool) []byte {
 		return []byte(word)
 	}
 	return quote(word)
+}
+
+// argElems are the byte ranges of the entry's args elements; false when
+// it has no args array of strings.
+func (e *tomlEntry) argElems() ([][2]int, bool) {
+	if e.args == nil {
+		return nil, false
+	}
+	return e.args.elems, true
+}
+
+func (e *yamlEntry) argElems() ([][2]int, bool) {
+	if e.args == nil {
+		return nil, false
+	}
+	return e.args.elems, true
 }
