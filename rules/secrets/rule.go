@@ -69,6 +69,7 @@ type rule struct {
 	// siteTest, derived on the rule's first hit; nil: none).
 	quickOnce sync.Once
 	quick     func(s string, at, n int) bool
+	sites     *siteSet // the derived quick test's sites
 	// valid: what a match's secret must also be (ownValid).
 	valid func(secret, match string) bool
 
@@ -80,14 +81,26 @@ type rule struct {
 
 // passesQuick reports whether a keyword hit at [at, at+n) of s passes
 // the rule's quick test: where it does not, no match of the rule has its
-// keyword there.
-func (r *rule) passesQuick(s string, at, n int) bool {
+// keyword there. memo, when not nil, carries the last judgement of a
+// hit by a shared siteSet from one rule to the next.
+func (r *rule) passesQuick(s string, at, n int, memo *quickMemo) bool {
 	r.quickOnce.Do(func() {
 		if r.quick == nil {
-			r.quick = siteTest(r.spec.regex, r.keywords)
+			if r.sites = siteTest(r.spec.regex, r.keywords); r.sites != nil {
+				r.quick = r.sites.passes
+			}
 		}
 	})
-	return r.quick == nil || r.quick(s, at, n)
+	if r.quick == nil {
+		return true
+	}
+	if memo == nil || r.sites == nil {
+		return r.quick(s, at, n)
+	}
+	if memo.ss != r.sites || memo.at != at || memo.n != n {
+		*memo = quickMemo{r.sites, at, n, r.sites.passes(s, at, n)}
+	}
+	return memo.ok
 }
 
 //go:generate go test -run ^TestTables$ -update

@@ -19,8 +19,10 @@
 package secrets
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -357,7 +359,7 @@ func (sc *Scanner) find(s string) []Finding {
 	if len(hits) == 0 {
 		return fs
 	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].rule < hits[j].rule })
+	slices.SortStableFunc(hits, func(a, b ruleHit) int { return cmp.Compare(a.rule, b.rule) })
 	doneRule, doneTo := -1, -1
 	windowRule, windowRuns, anchoredRuns := -1, 0, 0 // windowRuns: of windowRule
 	for _, h := range hits {
@@ -365,7 +367,7 @@ func (sc *Scanner) find(s string) []Finding {
 			continue
 		}
 		r := sc.rules[h.rule]
-		if !r.passesQuick(s, h.at, h.n) {
+		if !r.passesQuick(s, h.at, h.n, nil) {
 			continue
 		}
 		if !gate(s, h.at-gateBefore, h.at+h.n+gateBefore, r.minRun()) {
@@ -725,6 +727,7 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 		w                string
 	}{start: -1}
 	hiddenTo := 0
+	var memo quickMemo
 	sc.idx.scan(s, func(n *needle, at int) bool {
 		if n.owner == hiddenOwner {
 			if at >= hiddenTo {
@@ -742,7 +745,7 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 		if doneTo != nil && at < doneTo[n.owner] {
 			return true
 		}
-		if !r.passesQuick(s, at, len(n.text)) {
+		if !r.passesQuick(s, at, len(n.text), &memo) {
 			return true
 		}
 		if r.scan != nil {

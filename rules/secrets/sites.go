@@ -1,9 +1,11 @@
 package secrets
 
 import (
+	"fmt"
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -40,21 +42,55 @@ type site struct {
 }
 
 // sideTest is what a regex requires on one side of a site: at most
-// maxFill characters of fill, then one of gate (none: no requirement).
+// maxFill characters of fill, then characters of seq[0], seq[1]... in
+// turn (no seq: no requirement).
 type sideTest struct {
 	fill    runeSet
 	maxFill int
-	gate    runeSet
-	gated   bool
+	seq     []runeSet
+	// class holds, for each ASCII byte, inFill and startsSeq.
+	class [utf8.RuneSelf]uint8
 }
+
+const (
+	inFill = 1 << iota
+	startsSeq
+)
+
+// classOf returns inFill and startsSeq for r.
+func (t *sideTest) classOf(r rune) uint8 {
+	if r < utf8.RuneSelf {
+		return t.class[r]
+	}
+	var c uint8
+	if t.fill.has(r) {
+		c |= inFill
+	}
+	if t.seq[0].has(r) {
+		c |= startsSeq
+	}
+	return c
+}
+
+// maxSeq bounds the characters a side test reads after its fill.
+const maxSeq = 32
 
 // maxPaths bounds the paths through a regex read for its sites: a regex
 // whose keyword stands in more places than that gets no quick test.
 const maxPaths = 256
 
-// siteTest returns the quick test of a rule whose regex is expr and whose
-// keywords are kws, or nil when some path of the regex has no site.
-func siteTest(expr string, kws []string) func(s string, at, n int) bool {
+// siteSet is the sites of a rule's keywords: a hit passes when it stands
+// as one of them requires. Rules with the same sites (a service's
+// several formats) share one siteSet, so a hit of their keyword is
+// judged once (quickMemo).
+type siteSet struct{ sites []site }
+
+// siteSets interns siteSets by their description.
+var siteSets sync.Map
+
+// siteTest returns the sites of a rule whose regex is expr and whose
+// keywords are kws, or nil when some path of the regex has none.
+func siteTest(expr string, kws []string) *siteSet {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return nil
@@ -63,14 +99,26 @@ func siteTest(expr string, kws []string) func(s string, at, n int) bool {
 	if !ok {
 		return nil
 	}
-	return func(s string, at, n int) bool {
-		for i := range sites {
-			if sites[i].passes(s, at, n) {
-				return true
-			}
+	ss, _ := siteSets.LoadOrStore(fmt.Sprint(sites), &siteSet{sites})
+	return ss.(*siteSet)
+}
+
+// passes reports whether a keyword hit at [at, at+n) of s stands as one
+// of the sites requires.
+func (ss *siteSet) passes(s string, at, n int) bool {
+	for i := range ss.sites {
+		if ss.sites[i].passes(s, at, n) {
+			return true
 		}
-		return false
 	}
+	return false
+}
+
+// quickMemo remembers a scan's last judgement of a hit by a siteSet.
+type quickMemo struct {
+	ss    *siteSet
+	at, n int
+	ok    bool
 }
 
 // findSites returns, for every path through re, the first place where a
@@ -237,62 +285,121 @@ func (st *site) passes(s string, at, n int) bool {
 // backslash passes: in a raw JSON text it starts an escape, which the
 // regex reads decoded.
 func (t *sideTest) forward(s string, i int) bool {
-	if !t.gated {
+	if len(t.seq) == 0 {
 		return true
 	}
 	for k := 0; ; k++ {
 		if i >= len(s) {
 			return false
 		}
-		if s[i] == '\\' {
+		c, w := s[i], 1
+		var cls uint8
+		if c < utf8.RuneSelf {
+			if c == '\\' {
+				return true
+			}
+			cls = t.class[c]
+		} else {
+			var r rune
+			r, w = utf8.DecodeRuneInString(s[i:])
+			cls = t.classOf(r)
+		}
+		if cls&startsSeq != 0 && t.seqFrom(s, i) {
 			return true
 		}
-		r, w := utf8.DecodeRuneInString(s[i:])
-		if t.gate.has(r) {
-			return true
-		}
-		if k == t.maxFill || !t.fill.has(r) {
+		if k == t.maxFill || cls&inFill == 0 {
 			return false
 		}
 		i += w
 	}
 }
 
+func (t *sideTest) seqFrom(s string, i int) bool {
+	for k := range t.seq {
+		if i >= len(s) {
+			return false
+		}
+		if s[i] == '\\' {
+			return true
+		}
+		r, w := runeAt(s, i)
+		if !t.seq[k].has(r) {
+			return false
+		}
+		i += w
+	}
+	return true
+}
+
 // backward reports whether s up to i may end with what the side
 // requires. A character that may end a JSON escape (a backslash within
 // the six bytes before it) passes.
 func (t *sideTest) backward(s string, i int) bool {
-	if !t.gated {
+	if len(t.seq) == 0 {
 		return true
 	}
 	for k := 0; ; k++ {
 		if i <= 0 {
 			return false
 		}
-		for j := max(0, i-6); j < i; j++ {
-			if s[j] == '\\' {
-				return true
-			}
-		}
-		r, w := utf8.DecodeLastRuneInString(s[:i])
-		if t.gate.has(r) {
+		if strings.LastIndexByte(s[max(0, i-6):i], '\\') >= 0 {
 			return true
 		}
-		if k == t.maxFill || !t.fill.has(r) {
+		r, w := utf8.DecodeLastRuneInString(s[:i])
+		cls := t.classOf(r)
+		if cls&startsSeq != 0 && t.seqBefore(s, i) {
+			return true
+		}
+		if k == t.maxFill || cls&inFill == 0 {
 			return false
 		}
 		i -= w
 	}
 }
 
+func (t *sideTest) seqBefore(s string, i int) bool {
+	for k := range t.seq {
+		if strings.LastIndexByte(s[max(0, i-6):i], '\\') >= 0 {
+			return true
+		}
+		if i <= 0 {
+			return false
+		}
+		r, w := utf8.DecodeLastRuneInString(s[:i])
+		if !t.seq[k].has(r) {
+			return false
+		}
+		i -= w
+	}
+	return true
+}
+
+// runeAt decodes the character at s[i] as the regexp package does (an
+// invalid byte is utf8.RuneError).
+func runeAt(s string, i int) (rune, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(s[i:])
+}
+
 // sideOf derives what parts (read outwards from a site: backwards when
 // back) require: the parts that may match nothing are fill, as long as
-// they are bounded; the first that must match a character is the gate.
+// they are bounded; from the first that must match a character on, the
+// characters every match has in turn.
 func sideOf(parts []*syntax.Regexp, back bool) sideTest {
 	var t sideTest
-	for _, n := range parts {
+	for i, n := range parts {
 		if !nullable(n) {
-			t.gate, t.gated = edgeChars(n, back), true
+			t.seq = fixedChars(parts[i:], back)
+			for c := range rune(utf8.RuneSelf) {
+				if t.fill.has(c) {
+					t.class[c] |= inFill
+				}
+				if t.seq[0].has(c) {
+					t.class[c] |= startsSeq
+				}
+			}
 			return t
 		}
 		m, ok := maxChars(n)
@@ -303,6 +410,58 @@ func sideOf(parts []*syntax.Regexp, back bool) sideTest {
 		t.fill.union(allChars(n))
 	}
 	return sideTest{}
+}
+
+// fixedChars returns the characters every match of parts (read
+// backwards when back) has at its start, in turn, at most maxSeq: of
+// one-character parts and the least repeats of them, and where a part
+// of another kind comes first, the characters it may start with.
+func fixedChars(parts []*syntax.Regexp, back bool) []runeSet {
+	var out []runeSet
+	for _, n := range parts {
+		sub := flatten(n, nil)
+		if back {
+			slices.Reverse(sub)
+		}
+		for _, p := range sub {
+			switch {
+			case oneChar(p):
+				out = append(out, charsOf(p))
+			case (p.Op == syntax.OpRepeat && p.Min >= 1 || p.Op == syntax.OpPlus) && oneChar(p.Sub[0]):
+				least := 1
+				if p.Op == syntax.OpRepeat {
+					least = p.Min
+				}
+				set := charsOf(p.Sub[0])
+				for range min(least, maxSeq) {
+					out = append(out, set)
+				}
+				if p.Op == syntax.OpPlus || p.Max != p.Min {
+					return out[:min(len(out), maxSeq)]
+				}
+			default:
+				if len(out) == 0 {
+					out = append(out, edgeChars(n, back))
+				}
+				return out
+			}
+			if len(out) >= maxSeq {
+				return out[:maxSeq]
+			}
+		}
+	}
+	return out
+}
+
+// oneChar reports whether re matches exactly one character.
+func oneChar(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune) == 1
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return true
+	}
+	return false
 }
 
 // nullable reports whether re matches the empty string.

@@ -149,7 +149,7 @@ func TestQuickIsSound(t *testing.T) {
 		if r.scan != nil || !sc.enabled[r.index] {
 			continue
 		}
-		r.passesQuick("", 0, 0)
+		r.passesQuick("", 0, 0, nil)
 		if r.quick == nil {
 			t.Logf("%s: no quick test", r.spec.id)
 			continue
@@ -179,7 +179,7 @@ func FuzzQuick(f *testing.F) {
 	var quick []*rule
 	for _, r := range sc.rules {
 		if r.scan == nil && sc.enabled[r.index] {
-			if r.passesQuick("", 0, 0); r.quick != nil {
+			if r.passesQuick("", 0, 0, nil); r.quick != nil {
 				quick = append(quick, r)
 			}
 		}
