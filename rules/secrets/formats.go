@@ -139,6 +139,14 @@ var ownQuick = map[string]func(s string, at, n int) bool{
 	// "test_" paths (Boost's copyright file has 1,200 in 2 MB) is not
 	// searched line by line.
 	"lob-api-key": hexAfter(35),
+	// A .pgpass line's port field follows its host name.
+	"pgpass-password": hostBefore,
+}
+
+// hostBefore reports whether a host name ([^\s:#]) ends where the
+// keyword starts.
+func hostBefore(s string, at, _ int) bool {
+	return at > 0 && !isSpace(s[at-1]) && s[at-1] != ':' && s[at-1] != '#'
 }
 
 // hexAfter is a quick test: the keyword is followed by n hex digits.

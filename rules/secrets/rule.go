@@ -70,6 +70,9 @@ type rule struct {
 	quickOnce sync.Once
 	quick     func(s string, at, n int) bool
 	sites     *siteSet // the derived quick test's sites
+	// needs: sets of characters one of each of which every match holds
+	// (mustHold), read with the quick test.
+	needs []string
 	// valid: what a match's secret must also be (ownValid).
 	valid func(secret, match string) bool
 
@@ -84,13 +87,7 @@ type rule struct {
 // keyword there. memo, when not nil, carries the last judgement of a
 // hit by a shared siteSet from one rule to the next.
 func (r *rule) passesQuick(s string, at, n int, memo *quickMemo) bool {
-	r.quickOnce.Do(func() {
-		if r.quick == nil {
-			if r.sites = siteTest(r.spec.regex, r.keywords); r.sites != nil {
-				r.quick = r.sites.passes
-			}
-		}
-	})
+	r.prepareQuick()
 	if r.quick == nil {
 		return true
 	}
@@ -101,6 +98,32 @@ func (r *rule) passesQuick(s string, at, n int, memo *quickMemo) bool {
 		*memo = quickMemo{r.sites, at, n, r.sites.passes(s, at, n)}
 	}
 	return memo.ok
+}
+
+// prepareQuick derives the rule's quick test and needs, once.
+func (r *rule) prepareQuick() {
+	r.quickOnce.Do(func() {
+		if r.quick == nil {
+			if r.sites = siteTest(r.spec.regex, r.keywords); r.sites != nil {
+				r.quick = r.sites.passes
+			}
+		}
+		r.needs = mustHold(r.spec.regex)
+	})
+}
+
+// mayMatch reports whether w holds a character of each of the rule's
+// needs: a window without one holds no match, and its regex run (of a
+// rule whose keyword is not in its match, such as facebook's digits) is
+// skipped.
+func (r *rule) mayMatch(w string) bool {
+	r.prepareQuick()
+	for _, need := range r.needs {
+		if strings.IndexAny(w, need) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 //go:generate go test -run ^TestTables$ -update

@@ -529,6 +529,9 @@ func (sc *Scanner) matches(r *rule, s string, lo, hi int) ([]Finding, bool) {
 // a match touched such a side.
 func (sc *Scanner) matchesWindow(r *rule, w string, base int, openLo, openHi bool) (out []Finding, edge bool) {
 	re := r.compiled()
+	if !r.mayMatch(w) {
+		return nil, false
+	}
 	for _, m := range re.FindAllStringSubmatchIndex(w, -1) {
 		if (m[0] == 0 && openLo) || (m[1] == len(w) && openHi) {
 			edge = true

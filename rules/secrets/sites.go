@@ -37,8 +37,9 @@ type site struct {
 	kw string
 	at []runeSet
 	// before and after: what the regex requires next to the site,
-	// read outwards from it.
-	before, after sideTest
+	// read outwards from it; wbBefore, wbAfter: a \b stands right there.
+	before, after      sideTest
+	wbBefore, wbAfter bool
 }
 
 // sideTest is what a regex requires on one side of a site: at most
@@ -150,7 +151,9 @@ func findSites(re *syntax.Regexp, kws []string) ([]site, bool) {
 				if at != nil {
 					before := slices.Clone(pa.parts[:p])
 					slices.Reverse(before)
-					out = append(out, site{kw: kw, at: at, before: sideOf(before, true), after: sideOf(pa.parts[p+len(kw):], false)})
+					after := pa.parts[p+len(kw):]
+					out = append(out, site{kw: kw, at: at, before: sideOf(before, true), after: sideOf(after, false),
+						wbBefore: boundaryNext(before), wbAfter: boundaryNext(after)})
 					found = true
 					break scan
 				}
@@ -243,6 +246,19 @@ func choices(n *syntax.Regexp) [][]*syntax.Regexp {
 		return out
 	case n.Op == syntax.OpQuest || n.Op == syntax.OpRepeat && n.Min == 0 && n.Max == 1:
 		return [][]*syntax.Regexp{flatten(n.Sub[0], nil), nil}
+	case n.Op == syntax.OpRepeat && n.Min >= 1 && !oneChar(n.Sub[0]):
+		// x{m,M} is x then x{m-1,M-1}: one choice, which lets a
+		// keyword run on into a repeated group (xox[pe](?:-[0-9]+){3}).
+		rest := *n
+		rest.Min--
+		if rest.Max > 0 {
+			rest.Max--
+		}
+		out := flatten(n.Sub[0], nil)
+		if rest.Max != 0 {
+			out = append(out, &rest)
+		}
+		return [][]*syntax.Regexp{out}
 	case n.Op == syntax.OpCharClass:
 		set := charsOf(n)
 		ls := lowers(&set)
@@ -278,7 +294,34 @@ func (st *site) passes(s string, at, n int) bool {
 			return false
 		}
 	}
+	if st.wbBefore && !boundary(s, at) || st.wbAfter && !boundary(s, at+n) {
+		return false
+	}
 	return st.after.forward(s, at+n) && st.before.backward(s, at)
+}
+
+// boundaryNext reports whether parts (read outwards from a site) start
+// with a \b before any character.
+func boundaryNext(parts []*syntax.Regexp) bool {
+	for _, n := range parts {
+		switch n.Op {
+		case syntax.OpWordBoundary:
+			return true
+		case syntax.OpNoWordBoundary, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText, syntax.OpEmptyMatch:
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// boundary reports whether \b may hold at s[i], as the regex reads the
+// text: a backslash near it (a JSON escape, read decoded) passes.
+func boundary(s string, i int) bool {
+	if i < len(s) && s[i] == '\\' || strings.LastIndexByte(s[max(0, i-6):i], '\\') >= 0 {
+		return true
+	}
+	return wordBoundaryAt(s, i)
 }
 
 // forward reports whether s from i may start what the side requires. A
@@ -635,4 +678,41 @@ func (rs *runeSet) has(r rune) bool {
 		}
 	}
 	return false
+}
+
+// maxNeeds and maxNeedChars bound mustHold's sets.
+const (
+	maxNeeds     = 4
+	maxNeedChars = 16
+)
+
+// mustHold returns sets of ASCII characters (at most maxNeeds, each of at
+// most maxNeedChars, fewest first) one of each of which every match of
+// expr holds: its one-character parts that no path avoids.
+func mustHold(expr string) []string {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range flatten(re, nil) {
+		if (p.Op == syntax.OpRepeat && p.Min >= 1 || p.Op == syntax.OpPlus) && oneChar(p.Sub[0]) {
+			p = p.Sub[0]
+		}
+		if !oneChar(p) {
+			continue
+		}
+		set := charsOf(p)
+		var chars []byte
+		for c := range byte(utf8.RuneSelf) {
+			if set.ascii[c] {
+				chars = append(chars, c)
+			}
+		}
+		if len(set.wide) == 0 && len(chars) <= maxNeedChars && !slices.Contains(out, string(chars)) {
+			out = append(out, string(chars))
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(a) - len(b) })
+	return out[:min(len(out), maxNeeds)]
 }
