@@ -37,8 +37,15 @@ if (spec.roots) {
 }
 await client.connect(transport);
 if (spec.roots) {
-  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('the server never asked for roots')), 20000));
-  await Promise.race([rootsAsked, timeout]);
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error('the server never asked for roots')), 20000);
+  });
+  try {
+    await Promise.race([rootsAsked, timeout]);
+  } finally {
+    clearTimeout(timer); // a pending timer keeps node running after close
+  }
 }
 if (spec.listTools) {
   await client.listTools();
