@@ -292,7 +292,10 @@ func TestConcurrentProcessesDoNotTearLines(t *testing.T) {
 			var cmds []*exec.Cmd
 			for p := range procs {
 				cmd := exec.Command(exe, "-test.run=^$")
-				cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d:%d:%d", writerEnv, path, p, perProc, maxBytes))
+				// GORACE: without the second a -race binary waits at exit
+				// for late race reports (a race still fails the writer).
+				cmd.Env = append(os.Environ(), "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0",
+					fmt.Sprintf("%s=%s:%d:%d:%d", writerEnv, path, p, perProc, maxBytes))
 				cmd.Stderr = &bytes.Buffer{}
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)

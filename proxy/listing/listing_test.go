@@ -85,6 +85,10 @@ func serve(mode string, in io.Reader, out io.Writer) {
 func list(t *testing.T, mode string, all bool) (*Listing, error) {
 	t.Helper()
 	t.Setenv("LISTING_TEST_SERVER", mode)
+	// The server is this test binary, and List waits for it to exit:
+	// under -race its runtime would first wait a second for late race
+	// reports (GORACE's atexit_sleep_ms), which races still fail without.
+	t.Setenv("GORACE", os.Getenv("GORACE")+" atexit_sleep_ms=0")
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	return List(ctx, []string{os.Args[0]}, Options{All: all, Stderr: io.Discard, Version: "test"})

@@ -22,6 +22,13 @@ import (
 // takes the lock, writes half a line and dies by SIGKILL.
 const helperEnv = "SESSIONSTORE_TEST_HELPER"
 
+// helperEnviron is the environment of a helper process: this one's,
+// without the second a -race binary waits at exit for late race reports
+// (GORACE's atexit_sleep_ms; a race still fails the helper).
+func helperEnviron() []string {
+	return append(os.Environ(), "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+}
+
 func TestMain(m *testing.M) {
 	if h := os.Getenv(helperEnv); h != "" {
 		os.Exit(helper(h))
@@ -101,7 +108,7 @@ func runHelpers(t *testing.T, mode, dir string, k Key, n int) []*exec.Cmd {
 	var cmds []*exec.Cmd
 	for range n {
 		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%s:%d:%s", helperEnv, mode, dir, k.PID, k.Start))
+		cmd.Env = append(helperEnviron(), fmt.Sprintf("%s=%s:%s:%d:%s", helperEnv, mode, dir, k.PID, k.Start))
 		cmd.Stderr = &bytes.Buffer{}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -305,7 +312,7 @@ func TestKeyPastLaunchers(t *testing.T) {
 		{"sh running a script", []string{"sh", script}, true, false},
 	} {
 		cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
-		cmd.Env = append(os.Environ(), helperEnv+"=key")
+		cmd.Env = append(helperEnviron(), helperEnv+"=key")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
