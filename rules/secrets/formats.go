@@ -130,7 +130,7 @@ func secretLike(v string) bool {
 var ownQuick = map[string]func(s string, at, n int) bool{
 	"aws-secret-access-key": assignedAfter,
 	"aws-session-token":     assignedAfter,
-	"credential-assignment": assignedAfter,
+	"credential-assignment": credentialAfter,
 	"authorization-header":  assignedAfter,
 	"url-password":          userinfoAfter,
 	"netrc-password":        netrcAround,
@@ -177,6 +177,46 @@ func assignedAfter(s string, at, n int) bool {
 		i++
 	}
 	return i < len(s) && (s[i] == '=' || s[i] == ':')
+}
+
+// credentialAfter reports whether the name that a keyword ends or
+// starts is assigned a value credential-assignment can match: after the
+// operator, blanks and one backslash and quote, 8 to 200 value
+// characters and then the end of the value (a blank, quote, ;, &, #,
+// backslash or the end of the text). A value that runs on past 200
+// characters (a flood of "sharedaccesskey=") cannot match, and costs
+// no backtracking regex run per hit. A backslash passes: in raw JSON it
+// starts an escape the regex reads decoded.
+func credentialAfter(s string, at, n int) bool {
+	if !assignedAfter(s, at, n) {
+		return false
+	}
+	i := at + n
+	for s[i] != '=' && s[i] != ':' {
+		i++
+	}
+	for i++; i < len(s) && (s[i] == ' ' || s[i] == '\t'); i++ {
+	}
+	if i < len(s) && (s[i] == '\\' || s[i] == '"' || s[i] == '\'') {
+		if s[i] == '\\' {
+			return true
+		}
+		i++
+	}
+	for k := 0; ; k++ {
+		if i >= len(s) {
+			return k >= 8
+		}
+		c := s[i]
+		if c == '\\' || k >= 8 && strings.IndexByte(" \t\n\f\r\"'`;&#", c) >= 0 {
+			return true
+		}
+		if k == 200 || strings.IndexByte(" \t\n\f\r\"'`;,()[]{}<>:", c) >= 0 {
+			return false
+		}
+		_, w := runeAt(s, i)
+		i += w
+	}
 }
 
 // userinfoAfter reports whether the authority after :// holds a

@@ -43,8 +43,8 @@ type site struct {
 }
 
 // sideTest is what a regex requires on one side of a site: at most
-// maxFill characters of fill, then characters of seq[0], seq[1]... in
-// turn (no seq: no requirement).
+// maxFill characters of fill (-1: any number), then characters of
+// seq[0], seq[1]... in turn (no seq: no requirement).
 type sideTest struct {
 	fill    runeSet
 	maxFill int
@@ -152,8 +152,14 @@ func findSites(re *syntax.Regexp, kws []string) ([]site, bool) {
 					before := slices.Clone(pa.parts[:p])
 					slices.Reverse(before)
 					after := pa.parts[p+len(kw):]
-					out = append(out, site{kw: kw, at: at, before: sideOf(before, true), after: sideOf(after, false),
-						wbBefore: boundaryNext(before), wbAfter: boundaryNext(after)})
+					st := site{kw: kw, at: at, before: sideOf(before, true), after: sideOf(after, false),
+						wbBefore: boundaryNext(before), wbAfter: boundaryNext(after)}
+					for _, side := range []*sideTest{&st.before, &st.after} {
+						if side.maxFill < 0 && !disjoint(at, &side.fill) {
+							*side = sideTest{} // an unbounded fill the keyword is made of
+						}
+					}
+					out = append(out, st)
 					found = true
 					break scan
 				}
@@ -446,13 +452,34 @@ func sideOf(parts []*syntax.Regexp, back bool) sideTest {
 			return t
 		}
 		m, ok := maxChars(n)
-		if !ok {
-			return sideTest{}
+		switch {
+		case !ok:
+			t.maxFill = -1
+		case t.maxFill >= 0:
+			t.maxFill += m
 		}
-		t.maxFill += m
 		t.fill.union(allChars(n))
 	}
 	return sideTest{}
+}
+
+// disjoint reports whether some character of a site admits no character
+// of fill: then a run of fill from one hit ends before the next hit of
+// the same keyword, so an unbounded fill is read once per byte in all.
+func disjoint(at []runeSet, fill *runeSet) bool {
+	for j := range at {
+		if !slices.ContainsFunc(at[j].ascii[:], func(b bool) bool { return b }) {
+			continue
+		}
+		clash := false
+		for c := range at[j].ascii {
+			clash = clash || at[j].ascii[c] && fill.ascii[c]
+		}
+		if !clash {
+			return true
+		}
+	}
+	return false
 }
 
 // fixedChars returns the characters every match of parts (read
