@@ -72,7 +72,7 @@ func (f inFlight) id() jsontext.Value {
 // reserved id is refused as a duplicate; the late answer is dropped.
 type pendingTable struct {
 	mu        sync.Mutex
-	ring      []ringSlot // ringSize slots, made on first use
+	ring      []ringSlot // ringStart slots, made on first use, up to ringSize
 	nums      map[int64]inFlight
 	strs      map[string]inFlight
 	cancelled map[message.Key]time.Time // reserved ids, until when
@@ -88,6 +88,13 @@ const cancelHold = time.Minute
 // ringSize is a power of two above maxInFlight, so that ids counting up
 // never collide while the agent keeps within the bound.
 const ringSize = 1 << 14
+
+// ringStart is the ring's size when it is made: a power of two above the
+// requests agents keep in flight. The ring doubles, up to ringSize, when
+// an id's slot is held by another id in flight, so a session that never
+// has many in flight does not allocate (and the collector scan, at every
+// cycle) the 1.4 MB of a full ring.
+const ringStart = 1 << 8
 
 type ringSlot struct {
 	used  bool
@@ -135,9 +142,9 @@ func (p *pendingTable) add(key message.Key, f inFlight) error {
 		return nil
 	}
 	if p.ring == nil {
-		p.ring = make([]ringSlot, ringSize)
+		p.ring = make([]ringSlot, ringStart)
 	}
-	slot := &p.ring[uint64(key.Num)%ringSize]
+	slot := p.slot(key.Num)
 	if slot.used && slot.num == key.Num {
 		return errDuplicateID
 	}
@@ -146,6 +153,10 @@ func (p *pendingTable) add(key message.Key, f inFlight) error {
 			return errDuplicateID
 		}
 	}
+	for slot.used && len(p.ring) < ringSize {
+		p.grow()
+		slot = p.slot(key.Num)
+	}
 	if slot.used {
 		p.nums[key.Num] = f
 	} else {
@@ -153,6 +164,23 @@ func (p *pendingTable) add(key message.Key, f inFlight) error {
 	}
 	p.n++
 	return nil
+}
+
+// slot is the ring's slot for the integer id num.
+func (p *pendingTable) slot(num int64) *ringSlot {
+	return &p.ring[uint64(num)&uint64(len(p.ring)-1)]
+}
+
+// grow doubles the ring. Ids in distinct slots stay in distinct slots
+// (their low bits differ), so every one moves without a collision.
+func (p *pendingTable) grow() {
+	old := p.ring
+	p.ring = make([]ringSlot, 2*len(old))
+	for i := range old {
+		if s := &old[i]; s.used {
+			*p.slot(s.num) = *s
+		}
+	}
 }
 
 func (p *pendingTable) take(key message.Key) (inFlight, bool) {
@@ -209,7 +237,7 @@ func (p *pendingTable) takeLocked(key message.Key) (inFlight, bool) {
 		}
 	default:
 		if p.ring != nil {
-			if slot := &p.ring[uint64(key.Num)%ringSize]; slot.used && slot.num == key.Num {
+			if slot := p.slot(key.Num); slot.used && slot.num == key.Num {
 				f, ok = inFlight{num: key.Num, call: slot.call, trace: slot.trace}, true
 				*slot = ringSlot{}
 				break
@@ -240,7 +268,7 @@ func (p *pendingTable) has(key message.Key) bool {
 		return ok
 	}
 	if p.ring != nil {
-		if slot := &p.ring[uint64(key.Num)%ringSize]; slot.used && slot.num == key.Num {
+		if slot := p.slot(key.Num); slot.used && slot.num == key.Num {
 			return true
 		}
 	}

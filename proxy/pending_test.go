@@ -63,7 +63,8 @@ func TestPendingNullID(t *testing.T) {
 
 // FuzzPending holds the table to a plain map of what is in flight, for any
 // sequence of adds and takes, with ids chosen to collide in the ring (equal
-// modulo ringSize, negative, the extremes) and string ids that look like
+// modulo ringStart, which grows it, or modulo ringSize, which it cannot
+// outgrow; negative; the extremes) and string ids that look like
 // integers: nothing is lost, nothing is answered twice, a duplicate is
 // refused, and close hands back exactly what is left.
 func FuzzPending(f *testing.F) {
@@ -71,7 +72,8 @@ func FuzzPending(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 2, 1, 1, 0, 1, 1, 2, 1, 2})
 	f.Add([]byte{0, 3, 0, 4, 0, 5, 1, 4, 0, 4, 1, 3, 1, 5})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		ids := []int64{0, 1, ringSize, 2 * ringSize, -ringSize, 1 + ringSize, -1, math.MaxInt64, math.MinInt64, 7}
+		ids := []int64{0, 1, ringSize, 2 * ringSize, -ringSize, 1 + ringSize, -1, math.MaxInt64, math.MinInt64, 7,
+			ringStart, 1 + ringStart, 3 * ringStart, -ringStart}
 		p := newPendingTable()
 		model := map[message.Key]bool{}
 		for i := 0; i+1 < len(ops); i += 2 {
@@ -114,6 +116,38 @@ func FuzzPending(f *testing.F) {
 			t.Fatalf("add after close: %v, want errGone", err)
 		}
 	})
+}
+
+// TestPendingRingGrows: a session with few requests in flight keeps a
+// small ring; ids that collide in it grow it rather than spill into the
+// map, up to ringSize, and every one is answered once.
+func TestPendingRingGrows(t *testing.T) {
+	p := newPendingTable()
+	for id := int64(1); id <= 64; id++ {
+		if err := p.add(message.Key{Num: id, Valid: true}, inFlight{num: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.ring) != ringStart {
+		t.Fatalf("64 ids counting up grew the ring to %d slots, want %d", len(p.ring), ringStart)
+	}
+	const n = 3 * ringStart
+	for id := int64(65); id <= n; id++ {
+		if err := p.add(message.Key{Num: id, Valid: true}, inFlight{num: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.ring) != 4*ringStart || len(p.nums) != 0 {
+		t.Fatalf("%d ids counting up: a ring of %d slots and %d ids in the map, want %d and none", n, len(p.ring), len(p.nums), 4*ringStart)
+	}
+	for id := int64(1); id <= n; id++ {
+		if f, ok := p.take(message.Key{Num: id, Valid: true}); !ok || f.num != id {
+			t.Fatalf("id %d: %v %+v after the ring grew", id, ok, f)
+		}
+	}
+	if p.size() != 0 {
+		t.Fatalf("size %d after taking everything", p.size())
+	}
 }
 
 // TestPendingRingCollision: two integer ids in one ring slot are both kept,
