@@ -74,15 +74,16 @@ func newAgentFixture(t *testing.T) *agentFixture {
 	return &agentFixture{home: home, root: root, fs: npmServer(t, "mcp-server-filesystem"), env: agentEnv(home)}
 }
 
-// wrap runs `mcpguard wrap --policy-dir` and returns the file before and
-// after it; the file must have changed.
-func (f *agentFixture) wrap(t *testing.T, config string) (before, after []byte) {
+// wrap runs `mcpguard wrap --policy-dir` (and the flags in more) and
+// returns the file before and after it; the file must have changed.
+func (f *agentFixture) wrap(t *testing.T, config string, more ...string) (before, after []byte) {
 	t.Helper()
 	before, err := os.ReadFile(config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runMcpguard(t, f.env, "wrap", "--project", f.home, "--policy-dir", filepath.Join(f.home, ".config", "mcpguard"))
+	args := append([]string{"wrap", "--project", f.home, "--policy-dir", filepath.Join(f.home, ".config", "mcpguard")}, more...)
+	out, errOut, code := runMcpguard(t, f.env, args...)
 	if code != 0 {
 		t.Fatalf("wrap: status %d\n%s%s", code, out, errOut)
 	}
@@ -126,8 +127,13 @@ func (f *agentFixture) unwrap(t *testing.T, config string, before, after []byte)
 // guardedArgs are the wrapped entry's args: the policy wrap wrote for
 // it, then the server as the agent added it.
 func (f *agentFixture) guardedArgs(client string) []string {
-	policy := filepath.Join(f.home, ".config", "mcpguard", client+"-fs.yaml")
-	return []string{"--policy", policy, "--", f.fs, f.root}
+	return append(f.policyArgs(client+"-fs"), f.fs, f.root)
+}
+
+// policyArgs are mcpguard's words in an entry wrap gave the policy
+// named name.
+func (f *agentFixture) policyArgs(name string) []string {
+	return []string{"--policy", filepath.Join(f.home, ".config", "mcpguard", name+".yaml"), "--"}
 }
 
 // isGuard reports whether command is the mcpguard binary under test.
@@ -178,17 +184,38 @@ func TestRealAgents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A user's comments and settings around the entry stay as they are.
-		text := "# my Codex settings\nmodel = \"gpt-5\" # the usual\n\n" + string(added) + "startup_timeout_sec = 20 # slow disk\n"
+		// A user's comments and settings around the entry stay as they
+		// are. A second entry, disabled, runs server-memory through npx
+		// without a version: --pin-versions pins the release npx
+		// installed (its cache in the fixture home), in the entry's own
+		// quoting.
+		memory := "[mcp_servers.memory]\ncommand = \"npx\"\nargs = ['-y', '@modelcontextprotocol/server-memory'] # tracks releases\nenabled = false\n"
+		text := "# my Codex settings\nmodel = \"gpt-5\" # the usual\n\n" + string(added) + "startup_timeout_sec = 20 # slow disk\n\n" + memory
 		if err := os.WriteFile(config, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		before, after := f.wrap(t, config)
-		if !bytes.HasPrefix(after, []byte("# my Codex settings\nmodel = \"gpt-5\" # the usual\n\n[mcp_servers.fs]\n")) ||
-			!bytes.HasSuffix(after, []byte("\nstartup_timeout_sec = 20 # slow disk\n")) {
-			t.Errorf("wrap changed more than the entry's command and args:\n%s", after)
+		npx := filepath.Join(f.home, ".npm", "_npx", "0a1b2c3d4e5f6a7b")
+		pkg := filepath.Join(npx, "node_modules", "@modelcontextprotocol", "server-memory")
+		if err := os.MkdirAll(pkg, 0o755); err != nil {
+			t.Fatal(err)
 		}
-		var list []struct {
+		for name, text := range map[string]string{
+			filepath.Join(npx, "package.json"): `{"_npx": {"packages": ["@modelcontextprotocol/server-memory"]}}`,
+			filepath.Join(pkg, "package.json"): `{"name": "@modelcontextprotocol/server-memory", "version": "2026.1.26"}`,
+		} {
+			if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.env = append(f.env, "npm_config_cache="+filepath.Join(f.home, ".npm"))
+		before, after := f.wrap(t, config, "--pin-versions")
+		pinnedArgs := "'@modelcontextprotocol/server-memory@2026.1.26'] # tracks releases\nenabled = false\n"
+		if !bytes.HasPrefix(after, []byte("# my Codex settings\nmodel = \"gpt-5\" # the usual\n\n[mcp_servers.fs]\n")) ||
+			!bytes.Contains(after, []byte("\nstartup_timeout_sec = 20 # slow disk\n\n[mcp_servers.memory]\n")) ||
+			!bytes.HasSuffix(after, []byte(", \"npx\", '-y', "+pinnedArgs)) {
+			t.Errorf("wrap changed more than the entries' command and args, and the pinned word:\n%s", after)
+		}
+		type codexEntry struct {
 			Name      string `json:"name"`
 			Enabled   bool   `json:"enabled"`
 			Transport struct {
@@ -198,16 +225,20 @@ func TestRealAgents(t *testing.T) {
 			} `json:"transport"`
 			StartupTimeout float64 `json:"startup_timeout_sec"`
 		}
+		var list []codexEntry
 		out := runAgent(t, append(f.env, "RUST_LOG=off"), f.home, "codex", "mcp", "list", "--json")
 		if i := strings.Index(out, "\n["); i < 0 {
 			t.Fatalf("codex mcp list --json printed no list:\n%s", out)
 		} else if err := json.Unmarshal([]byte(out[i:]), &list); err != nil {
 			t.Fatalf("codex mcp list --json: %v\n%s", err, out)
 		}
-		if len(list) != 1 || list[0].Name != "fs" || !list[0].Enabled || list[0].Transport.Type != "stdio" ||
+		slices.SortFunc(list, func(a, b codexEntry) int { return strings.Compare(a.Name, b.Name) })
+		pinned := append(f.policyArgs("codex-memory"), "npx", "-y", "@modelcontextprotocol/server-memory@2026.1.26")
+		if len(list) != 2 || list[0].Name != "fs" || !list[0].Enabled || list[0].Transport.Type != "stdio" ||
 			!isGuard(list[0].Transport.Command) || !slices.Equal(list[0].Transport.Args, f.guardedArgs("codex")) ||
-			list[0].StartupTimeout != 20 {
-			t.Errorf("codex reads the wrapped entry as %+v; want mcpguard %q, startup timeout 20", list, f.guardedArgs("codex"))
+			list[0].StartupTimeout != 20 ||
+			list[1].Name != "memory" || list[1].Enabled || !isGuard(list[1].Transport.Command) || !slices.Equal(list[1].Transport.Args, pinned) {
+			t.Errorf("codex reads the wrapped entries as %+v; want mcpguard %q, startup timeout 20, and %q, disabled", list, f.guardedArgs("codex"), pinned)
 		}
 
 		// One `codex exec` session: the model reads a file in the root,
@@ -216,19 +247,20 @@ func TestRealAgents(t *testing.T) {
 			return responsesCall{"mcp__fs", "read_text_file", `{"path":` + quoteJSON(path) + `}`}
 		}
 		model := newResponsesModel(t, read(filepath.Join(f.root, "README.md")), read("/etc/hostname"))
-		out = runAgent(t, append(f.env, "OPENAI_API_KEY=sk-test-not-a-key", "RUST_LOG=off"), f.home, "codex", codexExec(model, "read two files")...)
+		out = runAgent(t, append(f.env, "OPENAI_API_KEY=sk-test-not-a-key", "RUST_LOG=off"), f.home, "codex", codexExec(model, "read two files", "fs")...)
 		got := model.results(t, 2, out)
 		if !strings.Contains(got[0], "Some `code` and ünïcode.") || strings.Contains(got[0], "Rejected") {
-			t.Errorf("the read inside the root came back as %q; want the file\ncodex exec said:\n%s", got[0], out)
+			t.Errorf("the read inside the root came back as %q; want the file (tools offered in each request: %v)\ncodex exec said:\n%s", got[0], model.offered, out)
 		}
 		if !strings.Contains(got[1], "Rejected unsafe MCP input") || !strings.Contains(got[1], `"error_code":"INPUT_REJECTED_PATH_SCOPE"`) {
 			t.Errorf("the read outside the root came back as %q; want mcpguard's INPUT_REJECTED_PATH_SCOPE refusal\ncodex exec said:\n%s", got[1], out)
 		}
 		status, _, _ := runMcpguard(t, f.env, "status", "--project", f.home)
-		if !strings.Contains(status, "codex-fs.yaml  session  1 ") {
-			t.Errorf("status does not count the refusal for the entry:\n%s", status)
+		if !strings.Contains(status, "codex-fs.yaml      session  1 ") || strings.Contains(status, "unpinned") {
+			t.Errorf("status does not count the refusal for the entry, or calls the pinned one unpinned:\n%s", status)
 		}
-		f.unwrap(t, config, before, after)
+		// unwrap keeps the pin.
+		f.unwrap(t, config, bytes.Replace(before, []byte("'@modelcontextprotocol/server-memory'"), []byte("'@modelcontextprotocol/server-memory@2026.1.26'"), 1), after)
 	})
 
 	// Claude Code, its config under CLAUDE_CONFIG_DIR (wrap follows it

@@ -16,14 +16,14 @@ import (
 // streams from (POST /v1/responses, server-sent events). Codex offers a
 // server's MCP tools as the function tools of a namespace mcp__SERVER
 // (for models without its code mode, such as gpt-5); the stand-in
-// answers the request carrying N tool outputs with call N of its
-// script, then with a short text, and keeps the text of each output as
-// Codex sent it back in the next request.
+// answers a request that offers them and carries N tool outputs with
+// call N of its script, anything else with a short text, and keeps the
+// text of each output as Codex sent it back in the next request.
 type responsesModel struct {
 	*httptest.Server
 	mu      sync.Mutex
 	outputs []string
-	offered bool // a request offered the script's namespace
+	offered []bool // whether each request offered the script's namespace
 }
 
 // responsesCall is a function call the stand-in asks for.
@@ -57,12 +57,12 @@ func newResponsesModel(t *testing.T, script ...responsesCall) *responsesModel {
 		if len(outputs) > len(m.outputs) {
 			m.outputs = outputs
 		}
-		m.offered = m.offered || len(script) > 0 && strings.Contains(string(body), `"name":"`+script[0].namespace+`"`)
+		m.offered = append(m.offered, len(script) > 0 && strings.Contains(string(body), `"name":"`+script[0].namespace+`"`))
 		m.mu.Unlock()
 		id := "resp_" + strconv.FormatInt(messageIDs.Add(1), 10)
 		item := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
-		if n := len(outputs); n < len(script) {
+		if n := len(outputs); n < len(script) && m.offered[len(m.offered)-1] {
 			c := script[n]
 			item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
 				"call_id": "call_" + strconv.Itoa(n+1), "namespace": c.namespace, "name": c.name, "arguments": c.arguments}
@@ -108,15 +108,22 @@ func (m *responsesModel) results(t *testing.T, want int, out string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.outputs) != want {
-		t.Fatalf("the model got %d tool outputs, want %d (tools offered: %v): %q\ncodex exec said:\n%s", len(m.outputs), want, m.offered, m.outputs, out)
+		t.Fatalf("the model got %d tool outputs, want %d (tools offered in each request: %v): %q\ncodex exec said:\n%s", len(m.outputs), want, m.offered, m.outputs, out)
 	}
 	return m.outputs
 }
 
 // codexExec is `codex exec` with the model provider set to the
-// stand-in: no login, no retries, no git repository needed.
-func codexExec(model *responsesModel, prompt string) []string {
-	return []string{"exec", "--skip-git-repo-check",
+// stand-in (no login, no retries, no git repository needed) and the
+// MCP servers named required: Codex then starts the session only once
+// they are connected, so the first request offers their tools (else it
+// may go out before them).
+func codexExec(model *responsesModel, prompt string, required ...string) []string {
+	var args []string
+	for _, name := range required {
+		args = append(args, "-c", "mcp_servers."+name+".required=true")
+	}
+	return append(args, "exec", "--skip-git-repo-check",
 		"-c", `model_provider="standin"`,
 		"-c", `model_providers.standin.name="stand-in"`,
 		"-c", `model_providers.standin.base_url="` + model.URL + `/v1"`,
@@ -124,5 +131,5 @@ func codexExec(model *responsesModel, prompt string) []string {
 		"-c", `model_providers.standin.env_key="OPENAI_API_KEY"`,
 		"-c", "model_providers.standin.request_max_retries=0",
 		"-c", "model_providers.standin.stream_max_retries=0",
-		prompt}
+		prompt)
 }
