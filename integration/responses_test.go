@@ -126,7 +126,7 @@ func codexExec(model *responsesModel, prompt string, required ...string) []strin
 	return append(args, "exec", "--skip-git-repo-check",
 		"-c", `model_provider="standin"`,
 		"-c", `model_providers.standin.name="stand-in"`,
-		"-c", `model_providers.standin.base_url="` + model.URL + `/v1"`,
+		"-c", `model_providers.standin.base_url="`+model.URL+`/v1"`,
 		"-c", `model_providers.standin.wire_api="responses"`,
 		"-c", `model_providers.standin.env_key="OPENAI_API_KEY"`,
 		"-c", "model_providers.standin.request_max_retries=0",
