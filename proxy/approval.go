@@ -243,7 +243,7 @@ func (a *approvals) answered(m *message.Message) (*message.Message, *inlineAnswe
 			switch {
 			case now.After(in.deadline):
 				ans.problem, ans.timeout = "the answer came after the approval timeout", true
-			case !in.ask.SameCall(m.Name, m.Arguments):
+			case m.Method != "tools/call" || !in.ask.SameCall(m.Name, m.Arguments):
 				ans.problem = "the answer was given about another call: the tool or the arguments differ"
 			default:
 				ans.answer, ans.how = approval.ReadAnswer(answer, nil)

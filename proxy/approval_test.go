@@ -5,8 +5,13 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpguard/mcpguard/policy"
+	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // TestApprovalHeldBound: an agent that fires more asking calls than
@@ -44,4 +49,60 @@ func TestApprovalHeldBound(t *testing.T) {
 			t.Errorf("a held call reached the server: %s", l)
 		}
 	}
+}
+
+// FuzzAnswered: whatever a request's inputResponses hold (mcpguard's
+// keys escaped, repeated, among others, nested), the request answered
+// returns for the server parses and carries no member whose name starts
+// with mcpguard's prefix: an answer to mcpguard never reaches the server.
+func FuzzAnswered(f *testing.F) {
+	pol, err := policy.Load("p.yaml", []byte("version: 1\ntools:\n  echo: ask\n"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		f.Fatal(err)
+	}
+	asked, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":1}}}`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	ask := pol.NewSession().Ingress(asked).Ask
+	if ask == nil {
+		f.Fatal("echo: no ask")
+	}
+	const k = "mcpguard-approval-00000000000000000000000000000000-"
+	for _, seed := range []string{
+		`{"name":"echo","arguments":{"a":1},"inputResponses":{"` + k + `1":{"action":"accept","content":{"decision":"allow_once"}}}}`,
+		`{"name":"echo","arguments":{"a":2},"inputResponses":{"` + k + `1":{"action":"accept"},"s":{}}}`,
+		`{"name":"echo","arguments":{"a":1},"inputRe\u0073ponses":{"mcpguard\u002dapproval-00000000000000000000000000000000-1":{}}}`,
+		`{"name":"echo","inputResponses":{"` + k + `1":{},"` + k + `2":{},"x":{"` + k + `3":1}}}`,
+		`{"name":"slow","inputResponses":{"` + k + `9":{"action":"decline"}},"requestState":"s"}`,
+		`{"name":"echo","inputResponses":[]}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, params string) {
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + params + `}`))
+		if err != nil {
+			return
+		}
+		a := &approvals{prefix: k, inline: map[string]*inlineAsk{
+			k + "1": {ask: ask, responses: jsontext.Value(`{"s1":{"action":"decline"}}`), deadline: time.Now().Add(time.Hour)},
+		}}
+		out, ans, err := a.answered(m)
+		if err != nil {
+			return // refused whole
+		}
+		if ans == nil && out != m {
+			t.Fatalf("no answer, but the request was rewritten")
+		}
+		again, err := message.Parse(out.Raw)
+		if err != nil {
+			t.Fatalf("the rewritten request does not parse: %v\n%s", err, out.Raw)
+		}
+		rawjson.EachMember(rawjson.Member(again.Params, "inputResponses"), func(name string, _ jsontext.Value) error {
+			if strings.HasPrefix(name, k) {
+				t.Fatalf("mcpguard's key %q reaches the server: %s", name, out.Raw)
+			}
+			return nil
+		})
+	})
 }
