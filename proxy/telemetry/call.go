@@ -182,6 +182,9 @@ func (e *Exporter) drain() {
 		case c := <-e.calls:
 			e.handle(c)
 		default:
+			if e.mp != nil {
+				e.inst.flush(e.cfg.Server)
+			}
 			return
 		}
 	}
@@ -190,6 +193,9 @@ func (e *Exporter) drain() {
 func (e *Exporter) handle(c *Call) {
 	if e.mp != nil {
 		e.inst.record(e.cfg.Server, c)
+		if len(e.inst.counted) >= maxCachedSets { // made-up tool names: bounded
+			e.inst.flush(e.cfg.Server)
+		}
 	}
 	if e.tp == nil {
 		return
@@ -255,9 +261,11 @@ func (e *Exporter) span(c *Call) {
 		span.End() // sampled out (OTEL_TRACES_SAMPLER): nothing more to build
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 14)
+	// The span copies its attributes: one buffer serves every span of
+	// the span stage.
+	attrs := e.attrs[:0]
 	attrs = append(attrs,
-		keyServer.String(e.cfg.Server),
+		e.server,
 		semconv.McpMethodNameKey.String(c.method),
 		keyAction.String(c.actionName()),
 		keyOutcome.String(string(c.outcome)),
@@ -288,6 +296,7 @@ func (e *Exporter) span(c *Call) {
 		span.SetStatus(codes.Error, string(Failed))
 	}
 	span.SetAttributes(attrs...)
+	e.attrs = attrs
 	for _, canon := range c.canonical {
 		span.AddEvent(eventRewrite, trace.WithAttributes(keyCanonicaliser.String(canon)), trace.WithTimestamp(c.end))
 	}

@@ -31,10 +31,15 @@ type instruments struct {
 	size      metric.Int64Histogram
 	latency   metric.Float64Histogram
 
-	// sets caches the attribute sets already built: building one sorts
-	// and allocates, and a session calls the same few tools over and
-	// over. Only the metrics stage uses it.
-	sets map[setKey]attribute.Set
+	// sets caches the measurement options (attribute sets) already
+	// built: building one sorts and allocates, and a session calls the
+	// same few tools over and over. Only the metrics stage uses it.
+	sets map[setKey]metric.MeasurementOption
+	// counted are the decisions recorded since the last flush, added to
+	// mcpguard.decisions once per attribute set when the metrics stage
+	// has drained the queue: a burst of a thousand calls of one tool is
+	// one Add, not a thousand.
+	counted map[setKey]int64
 }
 
 // setKey names one attribute set; the server is the exporter's.
@@ -54,7 +59,7 @@ var (
 )
 
 func newInstruments(m metric.Meter, e *Exporter) (instruments, error) {
-	in := instruments{sets: map[setKey]attribute.Set{}}
+	in := instruments{sets: map[setKey]metric.MeasurementOption{}, counted: map[setKey]int64{}}
 	var err error
 	if in.decisions, err = m.Int64Counter("mcpguard.decisions", metric.WithUnit("{decision}"),
 		metric.WithDescription("Requests from the agent that mcpguard judged, by verdict, and replies it rewrote")); err != nil {
@@ -84,9 +89,10 @@ func newInstruments(m metric.Meter, e *Exporter) (instruments, error) {
 	return in, observeNotifications(m, e)
 }
 
-// set returns the attribute set of k, from the cache when it can.
+// set returns the attribute set of k as a measurement option, from the
+// cache when it can.
 func (in *instruments) set(server string, k setKey) metric.MeasurementOption {
-	s, ok := in.sets[k]
+	o, ok := in.sets[k]
 	if !ok {
 		kvs := []attribute.KeyValue{keyServer.String(server), semconv.McpMethodNameKey.String(k.method)}
 		if k.tool != "" {
@@ -101,22 +107,23 @@ func (in *instruments) set(server string, k setKey) metric.MeasurementOption {
 		if k.direction != "" {
 			kvs = append(kvs, keyDirection.String(k.direction))
 		}
-		s = attribute.NewSet(kvs...)
+		o = metric.WithAttributeSet(attribute.NewSet(kvs...))
 		if len(in.sets) < maxCachedSets {
-			in.sets[k] = s
+			in.sets[k] = o
 		}
 	}
-	return metric.WithAttributeSet(s)
+	return o
 }
 
-// record adds one call to the metrics.
+// record adds one call to the metrics; its decisions wait in counted
+// for flush.
 func (in *instruments) record(server string, c *Call) {
 	ctx := context.Background()
 	if c.serverRequest {
-		in.decisions.Add(ctx, 1, in.set(server, setKey{method: c.method, action: c.actionName(), code: c.code, direction: eventlog.Egress}))
+		in.counted[setKey{method: c.method, action: c.actionName(), code: c.code, direction: eventlog.Egress}]++
 		return
 	}
-	in.decisions.Add(ctx, 1, in.set(server, setKey{method: c.method, tool: c.tool, action: c.actionName(), code: c.code}))
+	in.counted[setKey{method: c.method, tool: c.tool, action: c.actionName(), code: c.code}]++
 	ingress := in.set(server, setKey{method: c.method, direction: eventlog.Ingress})
 	in.size.Record(ctx, int64(c.reqSize), ingress)
 	in.latency.Record(ctx, c.ingress.Seconds(), ingress)
@@ -127,6 +134,15 @@ func (in *instruments) record(server string, c *Call) {
 	in.size.Record(ctx, int64(c.respSize), egress)
 	in.latency.Record(ctx, c.egress.Seconds(), egress)
 	if c.rewrites > 0 {
-		in.decisions.Add(ctx, 1, in.set(server, setKey{method: c.method, tool: c.tool, action: string(eventlog.ActionRewritten)}))
+		in.counted[setKey{method: c.method, tool: c.tool, action: string(eventlog.ActionRewritten)}]++
 	}
+}
+
+// flush adds the decisions counted since the last flush.
+func (in *instruments) flush(server string) {
+	ctx := context.Background()
+	for k, n := range in.counted {
+		in.decisions.Add(ctx, n, in.set(server, k))
+	}
+	clear(in.counted)
 }

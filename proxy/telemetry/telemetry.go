@@ -42,11 +42,13 @@ import (
 
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -90,8 +92,10 @@ type Exporter struct {
 	done  sync.WaitGroup
 
 	notes        notificationCounts
-	droppedCalls atomic.Int64 // calls the relay could not hand over
-	droppedSpans atomic.Int64 // spans the batch processor could not take in time
+	server       attribute.KeyValue   // mcpguard.server, on every span
+	attrs        []attribute.KeyValue // the span stage's attribute buffer
+	droppedCalls atomic.Int64         // calls the relay could not hand over
+	droppedSpans atomic.Int64         // spans the batch processor could not take in time
 	exportErrors atomic.Int64
 	firstError   sync.Once
 }
@@ -190,10 +194,12 @@ func start(cfg Config, spanExp sdktrace.SpanExporter, reader sdkmetric.Reader) (
 		return nil, fmt.Errorf("telemetry: OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
 	e := &Exporter{
-		cfg:   cfg,
-		calls: make(chan *Call, QueueSize),
-		spans: make(chan *Call, QueueSize),
-		stop:  make(chan struct{}),
+		cfg:    cfg,
+		server: keyServer.String(cfg.Server),
+		attrs:  make([]attribute.KeyValue, 0, 16),
+		calls:  make(chan *Call, QueueSize),
+		spans:  make(chan *Call, QueueSize),
+		stop:   make(chan struct{}),
 	}
 	// The SDK reports export failures through the global handler, which
 	// by default writes every one to stderr: a dead collector would
@@ -208,7 +214,14 @@ func start(cfg Config, spanExp sdktrace.SpanExporter, reader sdkmetric.Reader) (
 		e.tracer = e.tp.Tracer("github.com/mcpguard/mcpguard")
 	}
 	if reader != nil {
-		e.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader))
+		opts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(reader)}
+		if os.Getenv("OTEL_METRICS_EXEMPLAR_FILTER") == "" {
+			// Measurements are recorded off the relay, outside any
+			// span, so the default trace_based filter never keeps an
+			// exemplar; off, the SDK does not even offer them.
+			opts = append(opts, sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter))
+		}
+		e.mp = sdkmetric.NewMeterProvider(opts...)
 		if e.inst, err = newInstruments(e.mp.Meter("github.com/mcpguard/mcpguard"), e); err != nil {
 			return nil, err
 		}

@@ -2,11 +2,13 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,7 +34,10 @@ func TestNilExporterIsOff(t *testing.T) {
 	e.Shutdown()
 }
 
-func TestSpansAndMetrics(t *testing.T) {
+// startInMemory starts an exporter for server fs whose spans and
+// metrics stay in memory for the test to read.
+func startInMemory(t *testing.T) (*Exporter, *tracetest.InMemoryExporter, *sdkmetric.ManualReader) {
+	t.Helper()
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "10") // ms, rather than 5 s
 	spans := tracetest.NewInMemoryExporter()
 	reader := sdkmetric.NewManualReader()
@@ -40,6 +45,11 @@ func TestSpansAndMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e, spans, reader
+}
+
+func TestSpansAndMetrics(t *testing.T) {
+	e, spans, reader := startInMemory(t)
 	t0 := time.Now()
 	c := e.Begin(t0, policy.Call{Method: "tools/call", Tool: "read\x00_file"}, 120)
 	c.Judged(eventlog.ActionNone, "", "")
@@ -49,11 +59,8 @@ func TestSpansAndMetrics(t *testing.T) {
 	r.Judged(eventlog.ActionRejected, "INPUT_REJECTED_PATH_SCOPE", "ingress[0]")
 	e.End(r, Rejected)
 
-	var rm metricdata.ResourceMetrics
 	waitFor(t, "two spans", func() bool { return len(spans.GetSpans()) == 2 })
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := collectDecisions(t, reader, 3)
 	got := spans.GetSpans() // before Shutdown, which empties the exporter
 	e.Shutdown()
 
@@ -108,13 +115,7 @@ func TestSpansAndMetrics(t *testing.T) {
 // direction, a method MCP does not define as "other", so that nothing a
 // peer chose reaches the backend.
 func TestServerRequestsAndNotifications(t *testing.T) {
-	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
-	spans := tracetest.NewInMemoryExporter()
-	reader := sdkmetric.NewManualReader()
-	e, err := start(Config{Server: "fs"}, spans, reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, spans, reader := startInMemory(t)
 	t0 := time.Now()
 	e.ServerRequest(t0, "elicitation/create", "elicitation_form", "allowed", "", "server_requests.elicitation_form", false)
 	e.ServerRequest(t0, "sampling/createMessage", "sampling", "rejected", "SERVER_REQUEST_REJECTED", "server_requests.sampling", true)
@@ -124,10 +125,7 @@ func TestServerRequestsAndNotifications(t *testing.T) {
 	e.Notification("notifications/\x1b[8mevil", false)
 
 	waitFor(t, "two spans", func() bool { return len(spans.GetSpans()) == 2 })
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := collectDecisions(t, reader, 2)
 	got := spans.GetSpans()
 	e.Shutdown()
 
@@ -339,6 +337,31 @@ func TestProtocol(t *testing.T) {
 	}
 }
 
+// collectDecisions collects the metrics once mcpguard.decisions counts
+// n in all: the metrics stage adds its counts after each drain of the
+// queue, which may be after the spans of the calls are out.
+func collectDecisions(t *testing.T, reader sdkmetric.Reader, n int64) metricdata.ResourceMetrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	waitFor(t, fmt.Sprintf("%d decisions", n), func() bool {
+		if err := reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		total := int64(0)
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "mcpguard.decisions" {
+					for _, dp := range sum.DataPoints {
+						total += dp.Value
+					}
+				}
+			}
+		}
+		return total == n
+	})
+	return rm
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -378,4 +401,50 @@ func BenchmarkCall(b *testing.B) {
 	e.Shutdown()
 	calls, spans := e.Dropped()
 	b.ReportMetric(float64(calls+spans), "dropped")
+}
+
+// discardSpans is an exporter that takes every batch and keeps nothing:
+// BenchmarkExportCPU measures mcpguard's side of export, not OTLP's.
+type discardSpans struct{}
+
+func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardSpans) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkExportCPU reports the CPU the whole process spends per call
+// (cpu-ns/call, from getrusage: every goroutine, the stages and the
+// SDK's batch processor included; the time a loaded machine makes it
+// wait is not counted) to turn calls into metrics and spans, with a
+// span exporter that discards. OTEL_TRACES_SAMPLER chooses how many
+// calls become spans.
+func BenchmarkExportCPU(b *testing.B) {
+	e, err := start(Config{Server: "bench"}, discardSpans{}, sdkmetric.NewManualReader())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rewrites := []policy.Rewrite{}
+	before := processCPU()
+	b.ResetTimer()
+	for range b.N {
+		c := e.Begin(time.Now(), policy.Call{Method: "tools/call", Tool: "echo"}, 300)
+		c.Judged(eventlog.ActionNone, "", "")
+		c.Reply(time.Now(), 300, rewrites)
+		e.End(c, Replied)
+		for len(e.calls)+len(e.spans) > QueueSize/2 {
+			time.Sleep(100 * time.Microsecond) // keep it from dropping: measure the work
+		}
+	}
+	e.Shutdown()
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU()-before)/float64(b.N), "cpu-ns/call")
+	calls, spans := e.Dropped()
+	b.ReportMetric(float64(calls+spans), "dropped")
+}
+
+// processCPU is the CPU time the process has spent, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
