@@ -6,6 +6,7 @@ import (
 	"regexp/syntax"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -233,7 +234,20 @@ type allow struct {
 	// their alternation).
 	res       []*regexp.Regexp
 	stopwords []string
+	// last: the last judgement, which a text that repeats one
+	// credential-shaped string (a flood of "glpat-") asks for again at
+	// every hit; its regexes took most of such a text's cost.
+	last *atomic.Pointer[allowMemo]
 }
+
+// allowMemo is an allowlist's judgement of a target and secret.
+type allowMemo struct {
+	target, secret string
+	excused        bool
+}
+
+// maxMemo bounds the target and secret an allowMemo copies.
+const maxMemo = 512
 
 func (r *rule) compiled() *regexp.Regexp {
 	r.once.Do(func() {
@@ -249,7 +263,7 @@ func (r *rule) compiled() *regexp.Regexp {
 }
 
 func compileAllow(a allowSpec) allow {
-	out := allow{target: a.target, and: a.and, never: a.never, stopwords: a.stopwords}
+	out := allow{target: a.target, and: a.and, never: a.never, stopwords: a.stopwords, last: new(atomic.Pointer[allowMemo])}
 	for _, expr := range a.regexes {
 		out.res = append(out.res, regexp.MustCompile(expr))
 	}
@@ -270,6 +284,17 @@ func (a *allow) excused(secret, match, line string) bool {
 	case "line":
 		target = line
 	}
+	if m := a.last.Load(); m != nil && m.target == target && m.secret == secret {
+		return m.excused
+	}
+	excused := a.judge(target, secret)
+	if len(target)+len(secret) <= maxMemo {
+		a.last.Store(&allowMemo{strings.Clone(target), strings.Clone(secret), excused})
+	}
+	return excused
+}
+
+func (a *allow) judge(target, secret string) bool {
 	re := false
 	if target != "" {
 		for _, x := range a.res {

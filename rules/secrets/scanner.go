@@ -383,6 +383,14 @@ func (sc *Scanner) find(s string) []Finding {
 		if h.rule != windowRule {
 			windowRule, windowRuns = h.rule, 0
 		}
+		if !r.anchors && !r.backAnchor {
+			// A window without the characters every match holds is
+			// not searched, and costs no budget.
+			if hi := min(len(s), h.at+h.n+windowAfter); !r.mayMatch(s[max(0, h.at-windowBefore):hi]) {
+				doneRule, doneTo = h.rule, hi
+				continue
+			}
+		}
 		if windowRuns > windowBudget(len(s)) || anchoredRuns > anchoredBudget(len(s)) {
 			// Text dense with keywords that pass the gate (a hostile
 			// server's megabyte of "-----BEGIN PRIVATE KEY-----"): past
@@ -764,6 +772,18 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 		}
 		if r.require != nil && !hasWordNear(s, at, len(n.text), *r.require) {
 			return true
+		}
+		if !r.anchors && !r.backAnchor {
+			// A window without the characters every match holds is
+			// not searched, and costs no budget.
+			lo, hi, _, _ := rawjson.StringAround(s, at, max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter))
+			if w := s[lo:hi]; strings.IndexByte(w, '\\') < 0 && !r.mayMatch(w) {
+				if doneTo == nil {
+					doneTo = make([]int, len(sc.rules))
+				}
+				doneTo[n.owner] = hi
+				return true
+			}
 		}
 		if runs++; runs > anchoredBudget(len(s)) {
 			clean = false

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"cmp"
 	"fmt"
 	"regexp/syntax"
 	"slices"
@@ -303,7 +304,10 @@ func (st *site) passes(s string, at, n int) bool {
 	if st.wbBefore && !boundary(s, at) || st.wbAfter && !boundary(s, at+n) {
 		return false
 	}
-	return st.after.forward(s, at+n) && st.before.backward(s, at)
+	// Before first: for a keyword at the start of a value (NRJS-,
+	// tfp_) what comes before tells, and for one in a name nothing is
+	// required before it.
+	return st.before.backward(s, at) && st.after.forward(s, at+n)
 }
 
 // boundaryNext reports whether parts (read outwards from a site) start
@@ -714,8 +718,9 @@ const (
 )
 
 // mustHold returns sets of ASCII characters (at most maxNeeds, each of at
-// most maxNeedChars, fewest first) one of each of which every match of
-// expr holds: its one-character parts that no path avoids.
+// most maxNeedChars, those without letters and the smallest first) one
+// of each of which every match of expr holds: its one-character parts
+// that no path avoids.
 func mustHold(expr string) []string {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
@@ -740,6 +745,14 @@ func mustHold(expr string) []string {
 			out = append(out, string(chars))
 		}
 	}
-	slices.SortStableFunc(out, func(a, b string) int { return len(a) - len(b) })
+	// Letters last: text is made of them, and of a flood of the
+	// keyword; a digit, a slash or a dot tells more.
+	letters := func(set string) int {
+		if strings.ContainsFunc(set, unicode.IsLetter) {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Or(letters(a)-letters(b), len(a)-len(b)) })
 	return out[:min(len(out), maxNeeds)]
 }
