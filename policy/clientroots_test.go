@@ -332,6 +332,10 @@ func TestClientRootsInRetriedRequest(t *testing.T) {
 			t.Errorf("the refusal should name the request's root: %+v", rej)
 		}
 	}
+	// A link out of the request's root is refused.
+	if rej := call(s, root+"/link_out/secret", "file://"+root); rej == nil || rej.ErrorCode != "INPUT_REJECTED_PATH_SCOPE" {
+		t.Errorf("a link out of the request's root: %+v", rej)
+	}
 	if rej := call(s, "/etc/hostname", "file:///"); rej == nil || rej.Field != "inputResponses" {
 		t.Errorf("a retried request whose root is /: %+v", rej)
 	}
