@@ -31,7 +31,10 @@ type StartFigures struct {
 	// RSS of the middle process after the answer and idleWait, from
 	// /proc/PID/smaps_rollup: AnonKiB is memory the program allocated
 	// (heap, stacks, written data), FileKiB the pages of the binary and
-	// libraries it has mapped.
+	// libraries it has mapped. Linux maps up to 64 KB of cached pages
+	// around each page a process touches, so FileKiB also depends on how
+	// the binary's file sits in the page cache: compare binaries written
+	// the same way (go build, or a fresh cp of each).
 	RSSKiB  int64 `json:"middle_idle_rss_kib"`
 	AnonKiB int64 `json:"middle_idle_anon_kib"`
 	FileKiB int64 `json:"middle_idle_file_kib"`
