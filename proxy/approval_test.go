@@ -51,6 +51,46 @@ func TestApprovalHeldBound(t *testing.T) {
 	}
 }
 
+// TestApprovalInlineBound: a 2026-07-28 client that fires more asking
+// calls than maxHeldAsks gets that many input_required results; the
+// next is refused at once (OP_APPROVAL_DENIED). A question whose
+// timeout has passed is forgotten, and makes room for a new one.
+func TestApprovalInlineBound(t *testing.T) {
+	pol, err := policy.Load("p.yaml", []byte("version: 1\ntools:\n  echo: ask\napproval: {timeout: 5s}\n"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(id int) string {
+		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"echo","arguments":{},` +
+			`"_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}}}`
+	}
+	var agent []string
+	for id := 1; id <= maxHeldAsks+1; id++ { // one call more than the bound
+		agent = append(agent, call(id), `wait "id":`+strconv.Itoa(id)+`,`)
+	}
+	last := maxHeldAsks + 2
+	agent = append(agent, "sleep 6s", call(last), `wait "id":`+strconv.Itoa(last)+`,`)
+	var got conformanceRun
+	synctest.Test(t, func(t *testing.T) {
+		got = relayScripts(t, pol, nil, steps(t, "agent", []byte(strings.Join(agent, "\n"))), steps(t, "server", nil))
+	})
+	asked, refused := 0, 0
+	for _, l := range got.toAgent {
+		switch {
+		case strings.Contains(l, `"resultType":"input_required"`):
+			asked++
+		case strings.Contains(l, "OP_APPROVAL_DENIED") && strings.Contains(l, "too many calls wait") && strings.Contains(l, `"id":`+strconv.Itoa(maxHeldAsks+1)+`,`):
+			refused++
+		}
+	}
+	if asked != maxHeldAsks+1 || refused != 1 {
+		t.Errorf("%d questions and %d refusals, want %d and 1 (the last asked after the others expired):\n%s", asked, refused, maxHeldAsks+1, strings.Join(got.toAgent, "\n"))
+	}
+	if len(got.toServer) != 0 {
+		t.Errorf("the server got %q", got.toServer)
+	}
+}
+
 // FuzzAnswered: whatever a request's inputResponses hold (mcpguard's
 // keys escaped, repeated, among others, nested), the request answered
 // returns for the server parses and carries no member whose name starts
