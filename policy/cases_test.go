@@ -50,7 +50,7 @@ type policyCase struct {
 // pathFixture builds the tree path_scope cases run against and returns the
 // variables their policies expand: ROOT (an allowed root with files),
 // OUTSIDE (a directory outside it), LINKROOT (a root that is a symlink).
-func pathFixture(t *testing.T) map[string]string {
+func pathFixture(t testing.TB) map[string]string {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

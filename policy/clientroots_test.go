@@ -3,9 +3,12 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/mcpguard/mcpguard/policy/message"
 )
@@ -414,4 +417,64 @@ func TestAskRootsFirstAttempt(t *testing.T) {
 	if v := verdict(audit, read+","+caps); v.AskRoots || v.Rejection == nil || !v.Audit {
 		t.Errorf("audit mode: %+v, want the refusal logged only", v)
 	}
+}
+
+// FuzzRequestRoots: a client_roots rule judging a 2026-07-28 retried
+// request with the roots it carries. Whatever the path and the root
+// URI, a request that passes carried a file: root other than "/", and a
+// plain absolute path that passes lies inside that root; the verdict is
+// the same twice, and a fresh session never keeps the request's root.
+func FuzzRequestRoots(f *testing.F) {
+	vars := pathFixture(f)
+	root := vars["ROOT"]
+	p, err := Load("client.yaml", []byte("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n"),
+		func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range [][2]string{
+		{root + "/file.txt", "file://" + root}, {"file.txt", "file://" + root}, {"/etc/passwd", "file:///"},
+		{root + "/../outside/secret", "file://" + root}, {root + "/link_out/secret", "file://" + root},
+		{"/etc/passwd", "file://localhost/etc"}, {root + "/sub/a.go", "file://" + root + "/sub/../sub"},
+		{"~/x", "file://" + root}, {root + "%2f..%2fx", "file://" + root}, {"/etc/passwd", "file:///etc/../"},
+		{"/etc/passwd", "file:////"}, {"/etc/passwd", "file:///%65tc"}, {"a", ""},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, path, uri string) {
+		params := map[string]any{"name": "read", "arguments": map[string]any{"path": path},
+			"inputResponses": map[string]any{"r": map[string]any{"roots": []any{map[string]any{"uri": uri}}}}}
+		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+		if err != nil {
+			return
+		}
+		m, err := message.Parse(b)
+		if err != nil {
+			return
+		}
+		s := p.NewSession()
+		v := s.Ingress(m)
+		if again := s.Ingress(m); !reflect.DeepEqual(v, again) {
+			t.Fatalf("%s: two verdicts %+v, %+v", b, v.Rejection, again.Rejection)
+		}
+		if v.Rejection != nil || v.AskRoots {
+			return
+		}
+		dir, ok := rootPath(uri)
+		if !ok || dir == "/" {
+			t.Fatalf("%s passed with the root %q", b, uri)
+		}
+		if strings.HasPrefix(path, "/") && !strings.ContainsAny(path, "%~\\") {
+			if c := filepath.Clean(path); c != dir && !strings.HasPrefix(c, dir+"/") {
+				t.Fatalf("%s passed: %s is outside the root %s", b, c, dir)
+			}
+		}
+		plain, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+			"params": map[string]any{"name": "read", "arguments": map[string]any{"path": path}}})
+		if m2, err := message.Parse(plain); err == nil {
+			if v := s.Ingress(m2); v.Rejection == nil {
+				t.Fatalf("%s passed without the request's root", plain)
+			}
+		}
+	})
 }
