@@ -357,8 +357,10 @@ const terminalNotice = "mcpguard: relaying MCP on stdin and stdout: an agent (an
 // applies a --mode override. A bad policy is a configuration error: the
 // server is never started under a policy that did not load.
 func loadPolicy(path, mode string) (*policy.Policy, error) {
-	pol := policy.Baseline()
-	if path != "" {
+	var pol *policy.Policy
+	if path == "" {
+		pol = policy.Baseline()
+	} else {
 		var err error
 		if pol, err = policy.LoadFile(path); err != nil {
 			return nil, err
