@@ -215,7 +215,9 @@ func (a *approvals) askInline(h *heldAsk, m *message.Message) {
 // The error is for a request that cannot be rewritten (it parsed
 // strictly, and so does what is cut from it: never); it must be refused.
 func (a *approvals) answered(m *message.Message) (*message.Message, *inlineAnswer, error) {
-	if m.Kind != message.Request || !mayHoldName(m.Params, "inputResponses") {
+	// The name spelled out, or an escape of an ASCII character that
+	// could spell it (the parser has read the escapes already).
+	if m.Kind != message.Request || !bytes.Contains(m.Params, []byte("inputResponses")) && !m.Escapes().ASCII {
 		return m, nil, nil
 	}
 	responses := rawjson.Member(m.Params, "inputResponses")
@@ -334,12 +336,6 @@ func withResponses(m *message.Message, responses jsontext.Value) (*message.Messa
 		return nil, err
 	}
 	return message.Parse(raw)
-}
-
-// mayHoldName reports whether raw JSON text may have a member named
-// name: it holds the name, or an escape that could spell it.
-func mayHoldName(raw []byte, name string) bool {
-	return bytes.Contains(raw, []byte(name)) || bytes.Contains(raw, []byte(`\u`))
 }
 
 // take removes the held call with prompt id, nil when none waits.
