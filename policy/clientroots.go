@@ -336,11 +336,17 @@ const RootsKey = "mcpguard-roots"
 // capability for the request (_meta
 // io.modelcontextprotocol/clientCapabilities.roots), refused by a
 // client_roots rule's path_scope, gets an input_required result with a
-// roots/list input request under RootsKey; the client retries with its
-// roots in params.inputResponses, which then hold for that request
-// (inputRoots, requestScope), and a path outside them is refused. A
-// retried request is never asked again, so no exchange loops.
+// roots/list input request under RootsKey (tools/call, prompts/get and
+// resources/read: the requests the revision retries so); the client
+// retries with its roots in params.inputResponses, which then hold for
+// that request (inputRoots, requestScope), and a path outside them is
+// refused. A retried request is never asked again, so no exchange loops.
 func (s judge) asksForRoots(m *message.Message, rej *message.Rejection) bool {
+	switch m.Method {
+	case "tools/call", "prompts/get", "resources/read": // the requests 2026-07-28 retries with inputResponses
+	default:
+		return false
+	}
 	if rej.ErrorCode != codes.PathScope || memberKind(m.Params, "inputResponses") != 0 ||
 		!slices.ContainsFunc(s.policy().ingress, func(r *ingressRule) bool { return r.clientRoots && r.rule == rej.Rule }) {
 		return false

@@ -381,10 +381,15 @@ func TestAskRootsFirstAttempt(t *testing.T) {
 	client := load("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n  - fields: [cmd]\n    check: shell_metachars\n")
 	fixed := load("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    roots: [\"${ROOT}/sub\"]\n")
 	audit := load("version: 1\nmode: audit\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n")
+	completion := load("version: 1\ningress:\n  - methods: [completion/complete]\n    tools: [read]\n    fields: [path]\n    check: path_scope\n    client_roots: true\n")
 	caps := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}`
 	verdict := func(p *Policy, params string) Verdict {
 		t.Helper()
-		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{` + params + `}}`))
+		method := "tools/call"
+		if strings.Contains(params, `"ref"`) {
+			method = "completion/complete"
+		}
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":"c-1","method":"` + method + `","params":{` + params + `}}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -403,12 +408,13 @@ func TestAskRootsFirstAttempt(t *testing.T) {
 		p      *Policy
 		params string
 	}{
-		"no roots capability":   {client, read + `,"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}`},
-		"no _meta":              {client, read},
-		"a retried request":     {client, read + "," + caps + `,"inputResponses":{"mcpguard-roots":{"roots":[{"uri":"file://` + root + `/sub"}]}}`},
-		"a retry without roots": {client, read + "," + caps + `,"inputResponses":{"e1":{"action":"decline"}}`},
-		"a fixed root":          {fixed, read + "," + caps},
-		"another check":         {client, `"name":"run","arguments":{"cmd":"ls; rm -rf ~"},` + caps},
+		"no roots capability":     {client, read + `,"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}`},
+		"no _meta":                {client, read},
+		"a retried request":       {client, read + "," + caps + `,"inputResponses":{"mcpguard-roots":{"roots":[{"uri":"file://` + root + `/sub"}]}}`},
+		"a retry without roots":   {client, read + "," + caps + `,"inputResponses":{"e1":{"action":"decline"}}`},
+		"a fixed root":            {fixed, read + "," + caps},
+		"another check":           {client, `"name":"run","arguments":{"cmd":"ls; rm -rf ~"},` + caps},
+		"a request never retried": {completion, `"ref":{"type":"ref/prompt","name":"read"},"argument":{"name":"path","value":"` + root + `/file.txt"},` + caps},
 	} {
 		if v := verdict(c.p, c.params); v.AskRoots || v.Rejection == nil {
 			t.Errorf("%s: %+v, want a refusal", name, v)
