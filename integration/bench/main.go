@@ -860,19 +860,22 @@ func peakRSS(pid int) int64 {
 	return 0
 }
 
+// medianOf is the median of get over rs.
+func medianOf[T any](rs []T, get func(T) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = get(r)
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
 // median takes each figure's median over the rounds.
 func median(rs []Figures) Figures {
-	med := func(get func(Figures) float64) float64 {
-		v := make([]float64, len(rs))
-		for i, r := range rs {
-			v[i] = get(r)
-		}
-		slices.Sort(v)
-		if len(v)%2 == 1 {
-			return v[len(v)/2]
-		}
-		return (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
+	med := func(get func(Figures) float64) float64 { return medianOf(rs, get) }
 	m := Figures{
 		P50us:       med(func(f Figures) float64 { return f.P50us }),
 		P90us:       med(func(f Figures) float64 { return f.P90us }),

@@ -66,17 +66,7 @@ func measureStarts(paths []string, argv map[string][]string, n int) ([]StartResu
 	var out []StartResult
 	for _, p := range paths {
 		fs := all[p]
-		med := func(get func(StartFigures) float64) float64 {
-			v := make([]float64, len(fs))
-			for i, f := range fs {
-				v[i] = get(f)
-			}
-			slices.Sort(v)
-			if len(v)%2 == 1 {
-				return v[len(v)/2]
-			}
-			return (v[len(v)/2-1] + v[len(v)/2]) / 2
-		}
+		med := func(get func(StartFigures) float64) float64 { return medianOf(fs, get) }
 		r := StartResult{Path: p, Starts: fs, StartFigures: StartFigures{
 			FirstAnswerMs: med(func(f StartFigures) float64 { return f.FirstAnswerMs }),
 			CPUms:         med(func(f StartFigures) float64 { return f.CPUms }),
