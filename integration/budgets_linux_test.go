@@ -37,6 +37,7 @@ func peakRSS(t *testing.T, pid int) int64 {
 // arrives, and the session serves the next call. Each shape gets its own
 // process, since VmHWM only grows.
 func TestBudgetsHostileFloods(t *testing.T) {
+	t.Parallel() // its shapes one after the other: each floods a core
 	size := 32 << 20
 	if testing.Short() {
 		size = 8 << 20

@@ -11,10 +11,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -40,7 +43,26 @@ func TestMain(m *testing.M) {
 	os.Exit(setup(m))
 }
 
+// waitingTestsPerCore is how many parallel tests run at once per core
+// unless -parallel says otherwise. An integration test spends most of
+// its time waiting, not computing: for node to load a server or an
+// agent, for a server to exit after its input closes (seconds of grace
+// before mcpguard or the SDK sends SIGTERM). With go test's default of
+// one test per core, those waits hold the slots and leave the cores
+// idle.
+const waitingTestsPerCore = 2
+
+func setParallel() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(waitingTestsPerCore*runtime.GOMAXPROCS(0)))
+	}
+}
+
 func setup(m *testing.M) int {
+	setParallel()
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil || len(bytes.TrimSpace(out)) == 0 {
 		fmt.Fprintf(os.Stderr, "integration: cannot find the module root: %v\n", err)
@@ -109,6 +131,7 @@ type guardOpts struct {
 	Policy string   // --policy FILE, if set
 	Log    string   // --log FILE; default: a file in t.TempDir()
 	Args   []string // more arguments before "--"
+	Env    []string // more environment (NAME=value) for mcpguard and so the server
 }
 
 // guardArgv is the full command line that runs argv behind mcpguard.
@@ -126,7 +149,8 @@ func guardArgv(t testing.TB, o *guardOpts, argv ...string) []string {
 	// parent, the agent whose session it shares (flows:), is this test
 	// binary for every test, and the labels one test's calls give must
 	// not judge another's. A directory of its own keeps its labels apart.
-	cmd := []string{"env", "XDG_RUNTIME_DIR=" + privateDir(t), mcpguardBin, "--log", logFile}
+	cmd := append([]string{"env", "XDG_RUNTIME_DIR=" + privateDir(t)}, o.Env...)
+	cmd = append(cmd, mcpguardBin, "--log", logFile)
 	if o.Policy != "" {
 		cmd = append(cmd, "--policy", o.Policy)
 	}

@@ -154,6 +154,7 @@ func leaked(f credentialFile, enc func(string) string, text string) []string {
 // with head or tail, and any of them read with read_media_file, is
 // redacted too (the blob stays base64 of the file, redacted inside).
 func TestSecretsFilesystemEncodings(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	root, err := filepath.EvalSymlinks(t.TempDir())
@@ -262,11 +263,13 @@ func mediaData(t *testing.T, cs *mcp.ClientSession, path string) []byte {
 // (under names that are not credential names, so only the scanner can
 // know); none reaches the agent. Its echo tool never receives them.
 func TestSecretsEverythingEncodings(t *testing.T) {
+	t.Parallel()
 	requireGuard(t)
 	files := credentialFiles()[:8] // the keys are read through the filesystem test
+	var vars []string
 	for _, f := range files {
 		for _, e := range fileEncodings {
-			t.Setenv(envName(f.name, e.name), e.enc(f.content))
+			vars = append(vars, envName(f.name, e.name)+"="+e.enc(f.content))
 		}
 	}
 	dir := t.TempDir()
@@ -274,7 +277,7 @@ func TestSecretsEverythingEncodings(t *testing.T) {
 	if err := os.WriteFile(pol, []byte("version: 1\nserver: everything\ntools:\n  get-env: allow\n  echo: allow\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cs := connectGuarded(t, &guardOpts{Policy: pol}, npmServer(t, "mcp-server-everything"))
+	cs := connectGuarded(t, &guardOpts{Policy: pol, Env: vars}, npmServer(t, "mcp-server-everything"))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-env", Arguments: map[string]any{}})
