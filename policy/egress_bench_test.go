@@ -11,11 +11,26 @@ import (
 )
 
 // bigResult is a 16 MiB tools/call result of ordinary multi-line text:
-// the JSON has a \n escape every 80 bytes, as real output does.
-func bigResult(b *testing.B, hostile bool) []byte {
-	line := strings.Repeat("x", 79) + "\n"
-	text := strings.Repeat(line, (16<<20)/len(line))
-	if hostile {
+// the JSON has a \n escape every 80 bytes, as real output does. kind
+// "clean" is lines of x, "printable" lines of the printable ASCII
+// characters shifting from line to line (digits, capitals, punctuation:
+// the text the relay benchmark sends), "hostile" the x lines with one
+// escape sequence.
+func bigResult(b *testing.B, kind string) []byte {
+	const printable = ` !#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_abcdefghijklmnopqrstuvwxyz{|}~`
+	var sb strings.Builder
+	for n := 0; sb.Len() < 16<<20-80; n++ {
+		for col := range 79 {
+			c := byte('x')
+			if kind == "printable" {
+				c = printable[(n*7+col)%len(printable)]
+			}
+			sb.WriteByte(c)
+		}
+		sb.WriteByte('\n')
+	}
+	text := sb.String()
+	if kind == "hostile" {
 		text = text[:len(text)/2] + "\x1b[31m" + text[len(text)/2:]
 	}
 	q, err := jsontext.AppendQuote(nil, text)
@@ -29,13 +44,9 @@ func bigResult(b *testing.B, hostile bool) []byte {
 // 16 MiB result, clean (forwarded byte-identical) and with one escape
 // sequence (re-encoded).
 func BenchmarkEgressBigResult(b *testing.B) {
-	for _, hostile := range []bool{false, true} {
-		name := "clean"
-		if hostile {
-			name = "hostile"
-		}
-		b.Run(name, func(b *testing.B) {
-			line := bigResult(b, hostile)
+	for _, kind := range []string{"clean", "printable", "hostile"} {
+		b.Run(kind, func(b *testing.B) {
+			line := bigResult(b, kind)
 			s := Baseline().NewSession()
 			b.SetBytes(int64(len(line)))
 			for b.Loop() {
@@ -44,7 +55,7 @@ func BenchmarkEgressBigResult(b *testing.B) {
 					b.Fatal(err)
 				}
 				out, _, err := s.Egress(m, &Call{Method: "tools/call", Tool: "t"})
-				if err != nil || (len(out) == len(line)) == hostile {
+				if err != nil || (len(out) == len(line)) == (kind == "hostile") {
 					b.Fatal("unexpected egress result", err)
 				}
 			}
