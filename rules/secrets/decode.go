@@ -536,6 +536,14 @@ func nextWideEscape(s string, i int) int {
 	}
 }
 
+// runByte marks the bytes of a run nextTextRun reads: base64's and its
+// padding.
+var runByte = func() (t [256]bool) {
+	t = b64Byte
+	t['='] = true
+	return t
+}()
+
 // strongWord sets the high bit of each byte of a little-endian word in
 // '0' to 'Z' (digits, capitals and :;<=>?@), which base64, hex and base32
 // of text are full of and ordinary words are not. It is Bit Twiddling
@@ -568,18 +576,23 @@ func nextTextRun(s string, i int) (at, lo, hi int) {
 		}
 		k := w + bits.TrailingZeros64(m)/8
 		lo, hi := k, k
-		for lo > 0 && b64Byte[s[lo-1]] && !(lo >= 2 && s[lo-2] == '\\') { // not the letter of a \n
+		for lo > 0 && b64Byte[b[lo-1]] {
 			lo--
 		}
-		for hi < len(s) && (b64Byte[s[hi]] || s[hi] == '=') {
+		if lo < k && lo > 0 && b[lo-1] == '\\' {
+			lo++ // not the letter of a \n
+		}
+		for hi < len(b) && runByte[b[hi]] {
 			hi++
 		}
 		if hi-lo >= minEncodedRun && textPrefix(s[lo:hi]) {
 			lo, hi = runChain(s, k)
 			return k, lo, hi
 		}
-		if end := sepHexRun(s, lo); hi-lo == 2 && end >= lo+minEncodedRun {
-			return k, lo, end
+		if hi-lo == 2 {
+			if end := sepHexRun(s, lo); end >= lo+minEncodedRun {
+				return k, lo, end
+			}
 		}
 		w = max(w+8, (hi+7)&^7)
 	}

@@ -159,14 +159,31 @@ func (ix *index) setSkip(a, b byte) {
 // scan calls hit for every needle occurrence in s, in order of position.
 // hit returns false to stop the scan.
 func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
-	if len(s) < 2 {
+	ix.scanRange(s, 0, len(s), hit)
+}
+
+// scanRange is scan for the occurrences that start in s[from:to]; they
+// may end past to (the comparison reads s to its end). The ranges of a
+// partition of s together find what scan finds, in the same order.
+func (ix *index) scanRange(s string, from, to int, hit func(n *needle, at int) bool) {
+	to = min(to, len(s))
+	if len(s) < 2 || from >= to {
 		return
 	}
 	skip, pairs := ix.skip, &ix.pairs
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	j := 0
-	for ; j+8 <= len(b); j += 8 {
-		x := binary.LittleEndian.Uint64(b[j:])
+	// The even pair at j covers the starts j-1 and j: the pairs from the
+	// even j at or before from to the one at to cover [from, to). The
+	// first pair and the last few are checked one by one against the
+	// range; the word loop reads pairs whose starts are all inside it.
+	j := from &^ 1
+	if j+1 < len(b) && skip[uint16(b[j])|uint16(b[j+1])<<8] != 0 && !ix.startsNear(s, j, from, to, hit) {
+		return
+	}
+	j += 2
+	base := unsafe.Pointer(unsafe.StringData(s))
+	for last := min(len(b), to+1) - 8; j <= last; j += 8 {
+		x := binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(base, j)), 8)) // j+8 <= len(b)
 		p0, p1, p2, p3 := uint16(x), uint16(x>>16), uint16(x>>32), uint16(x>>48)
 		m := uint64(skip[p0]) | uint64(skip[p1])<<1 | uint64(skip[p2])<<2 | uint64(skip[p3])<<3
 		for m != 0 {
@@ -174,25 +191,22 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 			m &= m - 1
 			// startsNear, by hand: most candidates fail the first
 			// test, and a call for each costs more than the test.
-			if k > 0 {
-				q := uint16(b[k-1])<<8 | uint16(b[k])
-				if pairs[q>>6]&(1<<(q&63)) != 0 && ix.third(s, k-1) && !ix.at(s, k-1, hit) {
-					return
-				}
+			q := uint16(b[k-1])<<8 | uint16(b[k])
+			if pairs[q>>6]&(1<<(q&63)) != 0 && ix.third(s, k-1) && !ix.at(s, k-1, hit) {
+				return
 			}
-			q := uint16(b[k])<<8 | uint16(b[k+1])
+			q = uint16(b[k])<<8 | uint16(b[k+1])
 			if pairs[q>>6]&(1<<(q&63)) != 0 && ix.third(s, k) && !ix.at(s, k, hit) {
 				return
 			}
 		}
 	}
-	for ; j+1 < len(s); j += 2 {
-		p := uint16(s[j]) | uint16(s[j+1])<<8
-		if skip[p] != 0 && !ix.startsNear(s, j, hit) {
+	for ; j+1 < len(b) && j <= to; j += 2 {
+		if skip[uint16(b[j])|uint16(b[j+1])<<8] != 0 && !ix.startsNear(s, j, from, to, hit) {
 			return
 		}
 	}
-	if k := len(s) - 2; len(s)%2 == 1 {
+	if k := len(s) - 2; len(s)%2 == 1 && k >= from && k < to {
 		// the one start no even pair covers
 		if q := uint16(s[k])<<8 | uint16(s[k+1]); pairs[q>>6]&(1<<(q&63)) != 0 && ix.third(s, k) {
 			ix.at(s, k, hit)
@@ -200,17 +214,17 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 	}
 }
 
-// startsNear checks the starts j-1 and j, for an even j whose pair has
-// its skip bit; false when hit stopped the scan.
-func (ix *index) startsNear(s string, j int, hit func(n *needle, at int) bool) bool {
-	if j > 0 {
+// startsNear checks the starts j-1 and j that lie in [from, to), for an
+// even j whose pair has its skip bit; false when hit stopped the scan.
+func (ix *index) startsNear(s string, j, from, to int, hit func(n *needle, at int) bool) bool {
+	if j > from && j <= to {
 		p := uint16(s[j-1])<<8 | uint16(s[j])
 		if ix.pairs[p>>6]&(1<<(p&63)) != 0 && ix.third(s, j-1) && !ix.at(s, j-1, hit) {
 			return false
 		}
 	}
 	p := uint16(s[j])<<8 | uint16(s[j+1])
-	if ix.pairs[p>>6]&(1<<(p&63)) != 0 && ix.third(s, j) {
+	if j >= from && j < to && ix.pairs[p>>6]&(1<<(p&63)) != 0 && ix.third(s, j) {
 		return ix.at(s, j, hit)
 	}
 	return true

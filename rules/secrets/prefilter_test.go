@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -101,6 +102,25 @@ func FuzzIndexScan(f *testing.F) {
 		for i := range got {
 			if got[i].at != want[i].at {
 				t.Fatalf("scan found %v, naive search %v", got, want)
+			}
+		}
+		// Split anywhere, the ranges find the same, in the same order.
+		for _, cut := range []int{1, 2, 3, len(s) / 3, len(s) / 2, len(s) - 1} {
+			if cut <= 0 || cut >= len(s) {
+				continue
+			}
+			var parts []occ
+			for _, r := range [][2]int{{0, cut}, {cut, len(s)}} {
+				ix.scanRange(s, r[0], r[1], func(n *needle, at int) bool {
+					if at < r[0] || at >= r[1] {
+						t.Fatalf("scanRange(%d, %d) of %q reported %d", r[0], r[1], s, at)
+					}
+					parts = append(parts, occ{int(n.owner), at})
+					return true
+				})
+			}
+			if !slices.Equal(parts, got) {
+				t.Fatalf("split at %d, the ranges found %v, the whole scan %v", cut, parts, got)
 			}
 		}
 	})

@@ -22,6 +22,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -730,129 +731,241 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 		return true
 	}
 	s := unsafe.String(&raw[0], len(raw))
-	clean := true
-	var doneTo, windowRuns []int
-	runs := 0
-	last := struct {
+	if n := rawParts(len(s)); n > 1 {
+		return sc.rawCleanParts(s, esc, n)
+	}
+	rc := rawCheck{sc: sc, s: s, clean: true}
+	rc.last.start = -1
+	sc.idx.scan(s, rc.hit)
+	return rc.clean && sc.escapesClean(s, esc) && sc.encodingsClean(s, esc, 0, len(s))
+}
+
+// rawCheck judges, in order of position, the needles the index finds in
+// a raw JSON text s; clean turns false for good at the first that may
+// hold a credential.
+type rawCheck struct {
+	sc       *Scanner
+	s        string
+	clean    bool
+	doneTo   []int // by rule: where its last window run ended
+	runs     []int // by rule: its window runs
+	anchored int   // anchored runs of all rules
+	hiddenTo int   // where the last decoded window around a hidden character ended
+	memo     quickMemo
+	last     struct {
 		start, span, off int
 		w                string
-	}{start: -1}
-	hiddenTo := 0
-	var memo quickMemo
-	sc.idx.scan(s, func(n *needle, at int) bool {
-		if n.owner == hiddenOwner {
-			if at >= hiddenTo {
-				var ok bool
-				ok, hiddenTo = sc.windowClean(s, at, at, at)
-				clean = ok
-			}
-			return clean
+	}
+}
+
+// hit judges a needle n at at; false stops the scan (clean is false).
+func (rc *rawCheck) hit(n *needle, at int) bool {
+	sc, s := rc.sc, rc.s
+	if n.owner == hiddenOwner {
+		if at >= rc.hiddenTo {
+			rc.clean, rc.hiddenTo = sc.windowClean(s, at, at, at)
 		}
-		if n.owner < 0 {
-			clean = false
-			return false
-		}
-		r := sc.rules[n.owner]
-		if doneTo != nil && at < doneTo[n.owner] {
-			return true
-		}
-		if !r.passesQuick(s, at, len(n.text), &memo) {
-			return true
-		}
-		if r.scan != nil {
-			_, _, found := r.scan(s, at)
-			clean = !found
-			return clean
-		}
-		if !gate(s, at-gateBefore, at+len(n.text)+gateBefore, r.minRun()) {
-			return true
-		}
-		if (r.anchors || r.backAnchor) && !tokenRunFrom(s, anchorOf(r, s, at), r.minPre()) {
-			return true
-		}
-		if r.require != nil && !hasWordNear(s, at, len(n.text), *r.require) {
-			return true
-		}
-		if !r.anchors && !r.backAnchor {
-			// A window without the characters every match holds is
-			// not searched, and costs no budget.
-			lo, hi, _, _ := rawjson.StringAround(s, at, max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter))
-			if w := s[lo:hi]; strings.IndexByte(w, '\\') < 0 && !r.mayMatch(w) {
-				if doneTo == nil {
-					doneTo = make([]int, len(sc.rules))
-				}
-				doneTo[n.owner] = hi
-				return true
-			}
-		}
-		if runs++; runs > anchoredBudget(len(s)) {
-			clean = false
-			return false
-		}
-		var found []Finding
-		var edge bool
-		done := -1
-		if r.anchors || r.backAnchor {
-			start := at
-			if r.backAnchor {
-				start = wordRunStart(s, at)
-			}
-			span := anchorSpan
-			switch {
-			case r.multiline:
-				span = anchorSpanMultiline
-			case len(r.confirm) > 0:
-				span = 1024 // a few lines: all a confirmed rule reads
-			}
-			if start != last.start || span != last.span {
-				// Rules that share a keyword (the two curl rules) read the
-				// same decoded window: decode it once.
-				last.w, last.off = rawFrom(s, start, span)
-				last.start, last.span = start, span
-			}
-			found, _ = sc.matchesAt(r, last.w, last.off)
-		} else {
-			if windowRuns == nil {
-				windowRuns = make([]int, len(sc.rules))
-			}
-			if windowRuns[n.owner]++; windowRuns[n.owner] > windowBudget(len(s)) {
-				// Past Find's budget too: Find reads what it can and
-				// covers the rest.
-				clean = false
-				return false
-			}
-			lo, hi := max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter)
-			lo, hi, openLo, openHi := rawjson.StringAround(s, at, lo, hi)
-			pre := rawjson.Unescape(s[lo:at])
-			w := pre + rawjson.Unescape(s[at:hi])
-			found, edge = sc.matchesWindow(r, w, 0, openLo, openHi)
-			done = hi
-		}
-		if len(found) > 0 || edge {
-			clean = false
-			return false
-		}
-		if doneTo == nil {
-			doneTo = make([]int, len(sc.rules))
-		}
-		if done >= 0 {
-			doneTo[n.owner] = done
-		}
-		return true
-	})
-	if !clean {
+		return rc.clean
+	}
+	if n.owner < 0 {
+		rc.clean = false
 		return false
 	}
-	if esc.Slash && sc.slashNeedle {
-		return false // a \/ escape may hide a needle's slash
+	r := sc.rules[n.owner]
+	if rc.doneTo != nil && at < rc.doneTo[n.owner] {
+		return true
 	}
+	if !r.passesQuick(s, at, len(n.text), &rc.memo) {
+		return true
+	}
+	if r.scan != nil {
+		_, _, found := r.scan(s, at)
+		rc.clean = !found
+		return rc.clean
+	}
+	if !gate(s, at-gateBefore, at+len(n.text)+gateBefore, r.minRun()) {
+		return true
+	}
+	if (r.anchors || r.backAnchor) && !tokenRunFrom(s, anchorOf(r, s, at), r.minPre()) {
+		return true
+	}
+	if r.require != nil && !hasWordNear(s, at, len(n.text), *r.require) {
+		return true
+	}
+	if !r.anchors && !r.backAnchor {
+		// A window without the characters every match holds is
+		// not searched, and costs no budget.
+		lo, hi, _, _ := rawjson.StringAround(s, at, max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter))
+		if w := s[lo:hi]; strings.IndexByte(w, '\\') < 0 && !r.mayMatch(w) {
+			if rc.doneTo == nil {
+				rc.doneTo = make([]int, len(sc.rules))
+			}
+			rc.doneTo[n.owner] = hi
+			return true
+		}
+	}
+	if rc.anchored++; rc.anchored > anchoredBudget(len(s)) {
+		rc.clean = false
+		return false
+	}
+	var found []Finding
+	var edge bool
+	done := -1
+	if r.anchors || r.backAnchor {
+		start := at
+		if r.backAnchor {
+			start = wordRunStart(s, at)
+		}
+		span := anchorSpan
+		switch {
+		case r.multiline:
+			span = anchorSpanMultiline
+		case len(r.confirm) > 0:
+			span = 1024 // a few lines: all a confirmed rule reads
+		}
+		if start != rc.last.start || span != rc.last.span {
+			// Rules that share a keyword (the two curl rules) read the
+			// same decoded window: decode it once.
+			rc.last.w, rc.last.off = rawFrom(s, start, span)
+			rc.last.start, rc.last.span = start, span
+		}
+		found, _ = sc.matchesAt(r, rc.last.w, rc.last.off)
+	} else {
+		if rc.runs == nil {
+			rc.runs = make([]int, len(sc.rules))
+		}
+		if rc.runs[n.owner]++; rc.runs[n.owner] > windowBudget(len(s)) {
+			// Past Find's budget too: Find reads what it can and
+			// covers the rest.
+			rc.clean = false
+			return false
+		}
+		lo, hi := max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter)
+		lo, hi, openLo, openHi := rawjson.StringAround(s, at, lo, hi)
+		pre := rawjson.Unescape(s[lo:at])
+		w := pre + rawjson.Unescape(s[at:hi])
+		found, edge = sc.matchesWindow(r, w, 0, openLo, openHi)
+		done = hi
+	}
+	if len(found) > 0 || edge {
+		rc.clean = false
+		return false
+	}
+	if rc.doneTo == nil {
+		rc.doneTo = make([]int, len(sc.rules))
+	}
+	if done >= 0 {
+		rc.doneTo[n.owner] = done
+	}
+	return true
+}
+
+// escapesClean is the raw check's look at the escapes of s: a \/ escape
+// may hide a needle's slash; a \u escape of an ASCII character, any
+// needle, so the string around each is decoded and searched.
+func (sc *Scanner) escapesClean(s string, esc rawjson.Escapes) bool {
+	if esc.Slash && sc.slashNeedle {
+		return false
+	}
+	clean := true
 	if esc.ASCII {
 		rawjson.EachASCIIEscape(s, func(lo, hi int) bool {
 			clean = len(sc.Find(rawjson.Unescape(s[lo:hi]))) == 0
 			return clean
 		})
 	}
-	return clean && sc.encodingsClean(s, esc)
+	return clean
+}
+
+// partMin is the least number of bytes of a raw text each goroutine of
+// the raw check reads: below it, starting one costs more than it saves.
+var partMin = 256 << 10
+
+// rawParts is how many parts the raw check of n bytes is split into:
+// one per processor the runtime may run at once, each partMin or more.
+func rawParts(n int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), runtime.NumCPU(), n/partMin))
+}
+
+// rawPart is what one part of a split raw check found: the needles that
+// start in it (all of them up to resume, which is -1 when the list is
+// whole) and whether the encoded text that starts in it is clean.
+type rawPart struct {
+	hits    []rawHit
+	resume  int
+	encoded bool
+}
+
+type rawHit struct {
+	n  *needle
+	at int
+}
+
+// maxPartHits bounds the needles a part lists; the rest of its range is
+// scanned again when the parts are joined.
+const maxPartHits = 1024
+
+// rawCleanParts is the raw check of s split into n parts read at once.
+// The needles of every part are judged afterwards in order of position by
+// one rawCheck, so that check, its budgets included, sees what the scan
+// of the whole text gives it. The encoded-text triggers (encodingsClean)
+// are searched part by part; each part follows its triggers into the
+// next part up to the first trigger found there, and the next part
+// starts its own search at its start, so every trigger of the text is
+// decoded in a window around it, as in one search.
+func (sc *Scanner) rawCleanParts(s string, esc rawjson.Escapes, n int) bool {
+	bounds := make([]int, n+1)
+	for k := range bounds {
+		bounds[k] = len(s) * k / n &^ 7 // whole words for nextTextRun
+	}
+	bounds[n] = len(s)
+	parts := make([]rawPart, n)
+	var wg sync.WaitGroup
+	for k := 1; k < n; k++ {
+		wg.Go(func() { parts[k] = sc.readPart(s, esc, bounds[k], bounds[k+1]) })
+	}
+	parts[0] = sc.readPart(s, esc, 0, bounds[1])
+	wg.Wait()
+	rc := rawCheck{sc: sc, s: s, clean: true}
+	rc.last.start = -1
+	for k, p := range parts {
+		for _, h := range p.hits {
+			if !rc.hit(h.n, h.at) {
+				return false
+			}
+		}
+		if p.resume >= 0 {
+			sc.idx.scanRange(s, p.resume, bounds[k+1], rc.hit)
+			if !rc.clean {
+				return false
+			}
+		}
+		if !p.encoded {
+			return false
+		}
+	}
+	return sc.escapesClean(s, esc)
+}
+
+// readPart lists the needles that start in s[from:to] (at most
+// maxPartHits) and checks the encoded text whose triggers start there.
+func (sc *Scanner) readPart(s string, esc rawjson.Escapes, from, to int) rawPart {
+	p := rawPart{resume: -1}
+	sc.idx.scanRange(s, from, to, func(n *needle, at int) bool {
+		if len(p.hits) < maxPartHits {
+			p.hits = append(p.hits, rawHit{n, at})
+			return true
+		}
+		// Full: drop the needles at this last position and scan again
+		// from it when the parts are joined.
+		for len(p.hits) > 0 && p.hits[len(p.hits)-1].at == at {
+			p.hits = p.hits[:len(p.hits)-1]
+		}
+		p.resume = at
+		return false
+	})
+	p.encoded = sc.encodingsClean(s, esc, from, to)
+	return p
 }
 
 // decodeReach is how far around a trigger the raw check decodes and
@@ -872,14 +985,21 @@ func (sc *Scanner) windowClean(s string, at, lo, hi int) (bool, int) {
 // literal backslash escape, a \u escape of a character beyond ASCII, a
 // run that may be base64, hex or base32 of text) and reports whether
 // Find finds nothing around any of them. Every byte is decoded at most
-// once per kind of trigger.
-func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes) bool {
+// once per kind of trigger. It reads the triggers from from (moved back
+// to the start of a run of backslashes, where an escape starts) to the
+// first of each kind at or past to: split at the same offsets, the
+// searches of the parts decode around every trigger the search of the
+// whole does, and around the first beyond each part twice.
+func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes, from, to int) bool {
+	for from > 0 && s[from-1] == '\\' {
+		from--
+	}
 	next := []func(string, int) int{nextPercent, nextEntity}
 	if esc.Wide {
 		next = append(next, nextWideEscape)
 	}
 	for _, t := range next {
-		for i := 0; ; {
+		for i := from; i < to; {
 			at := t(s, i)
 			if at < 0 {
 				break
@@ -892,7 +1012,7 @@ func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes) bool {
 			i = end
 		}
 	}
-	for i := 0; ; {
+	for i := from; i < to; {
 		at, lo, hi := nextTextRun(s, i)
 		if at < 0 {
 			return true
@@ -903,6 +1023,7 @@ func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes) bool {
 		}
 		i = end
 	}
+	return true
 }
 
 // wordAround returns the bounds of the run of bytes around at in a raw
