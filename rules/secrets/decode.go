@@ -341,6 +341,22 @@ func encodedRuns(s string, each func(encodedRun) bool) {
 	}
 }
 
+// sepHexStart returns where a run of separated hex bytes (see sepHexRun)
+// that holds the byte at lo starts, reading back at most as many bytes
+// as sepHexRun needs to find one: the finder may meet a run anywhere in
+// it.
+func sepHexStart(s string, lo int) int {
+	var sep byte
+	for n := 0; n < minEncodedRun/2 && lo >= 3; n++ {
+		c := s[lo-1]
+		if c != ':' && c != '-' && c != ' ' || sep != 0 && c != sep || !rawjson.IsHex(s[lo-3]) || !rawjson.IsHex(s[lo-2]) || lo >= 4 && rawjson.IsHex(s[lo-4]) {
+			break
+		}
+		sep, lo = c, lo-3
+	}
+	return lo
+}
+
 // sepHexRun returns where a run of hex bytes separated by ':', '-' or a
 // space (de:ad:be:ef) that starts at lo ends, or lo when there is none of
 // at least minEncodedRun/2 bytes.
@@ -590,8 +606,9 @@ func nextTextRun(s string, i int) (at, lo, hi int) {
 			return k, lo, hi
 		}
 		if hi-lo == 2 {
-			if end := sepHexRun(s, lo); end >= lo+minEncodedRun {
-				return k, lo, end
+			start := sepHexStart(s, lo)
+			if end := sepHexRun(s, start); end >= start+minEncodedRun {
+				return k, start, end
 			}
 		}
 		w = max(w+8, (hi+7)&^7)
