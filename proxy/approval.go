@@ -236,6 +236,7 @@ func (a *approvals) answered(m *message.Message) (*message.Message, *inlineAnswe
 		return m, nil, nil
 	}
 	ans := &inlineAnswer{}
+	var restored jsontext.Value // the asked call's own inputResponses
 	now := time.Now()
 	a.mu.Lock()
 	for _, k := range keys {
@@ -249,7 +250,7 @@ func (a *approvals) answered(m *message.Message) (*message.Message, *inlineAnswe
 				ans.problem = "the answer was given about another call: the tool or the arguments differ"
 			default:
 				ans.answer, ans.how = approval.ReadAnswer(answer, nil)
-				responses = in.responses
+				restored = in.responses
 			}
 		}
 	}
@@ -260,7 +261,9 @@ func (a *approvals) answered(m *message.Message) (*message.Message, *inlineAnswe
 	case ans.ask == nil:
 		ans.problem = "an answer to a prompt mcpguard did not send, or whose answer it has taken already"
 	}
-	if ans.problem != "" {
+	if ans.problem == "" {
+		responses = restored
+	} else {
 		responses = withoutKeys(responses, keys)
 	}
 	out, err := withResponses(m, responses)

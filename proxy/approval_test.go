@@ -95,6 +95,7 @@ func TestApprovalInlineBound(t *testing.T) {
 // keys escaped, repeated, among others, nested), the request answered
 // returns for the server parses and carries no member whose name starts
 // with mcpguard's prefix: an answer to mcpguard never reaches the server.
+// An answer that counts puts back the asked call's own inputResponses.
 func FuzzAnswered(f *testing.F) {
 	pol, err := policy.Load("p.yaml", []byte("version: 1\ntools:\n  echo: ask\n"), func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -138,7 +139,11 @@ func FuzzAnswered(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the rewritten request does not parse: %v\n%s", err, out.Raw)
 		}
-		rawjson.EachMember(rawjson.Member(again.Params, "inputResponses"), func(name string, _ jsontext.Value) error {
+		got := rawjson.Member(again.Params, "inputResponses")
+		if ans != nil && ans.problem == "" && string(got) != `{"s1":{"action":"decline"}}` {
+			t.Fatalf("an answer about the asked call, but the server gets inputResponses %s, not the asked call's own", got)
+		}
+		rawjson.EachMember(got, func(name string, _ jsontext.Value) error {
 			if strings.HasPrefix(name, k) {
 				t.Fatalf("mcpguard's key %q reaches the server: %s", name, out.Raw)
 			}
