@@ -186,11 +186,17 @@ func asList(v any) []any { l, _ := v.([]any); return l }
 
 func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
-func readOTLP(t *testing.T, file string) *otlpData {
+// readOTLP reads what the collector's file exporter wrote; running:
+// the collector may be writing, and a last line without its newline is
+// left for the next read.
+func readOTLP(t *testing.T, file string, running bool) *otlpData {
 	t.Helper()
 	raw, err := os.ReadFile(file)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
+	}
+	if running {
+		raw = raw[:bytes.LastIndexByte(raw, '\n')+1]
 	}
 	d := &otlpData{raw: raw, metrics: map[string][]map[string]string{}}
 	for _, line := range bytes.Split(raw, []byte("\n")) {
@@ -285,6 +291,7 @@ func TestOTelExportToCollector(t *testing.T) {
 server: otel-test
 tools:
   ask_roots: deny
+  slow: ask
 ingress:
   - tools: [echo]
     fields: [text]
@@ -336,18 +343,32 @@ ingress:
 		}
 	}
 
+	// A 2026-07-28 client (no initialize) asked about a call in an
+	// input_required result: the call's span says so.
+	argv := append(otelEnv("OTEL_EXPORTER_OTLP_ENDPOINT=http://"+col.http),
+		guardArgv(t, &guardOpts{Policy: pol, Args: []string{"--otel"}}, testserverBin, "-stateless")...)
+	p := startRaw(t, argv...)
+	p.guarded = true
+	p.sendWait(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}}}`)
+	if m, _ := p.expect("1", 30*time.Second); !strings.Contains(string(m.raw), `"resultType":"input_required"`) {
+		t.Fatalf("the asking call: %s", m.raw)
+	}
+	if status, err := p.closeAndWait(20 * time.Second); err != nil || status != 0 {
+		t.Fatalf("mcpguard exit: %d, %v\n%s", status, err, p.stderr.String())
+	}
+
 	// mcpguard exported at exit; the collector writes every 50 ms.
 	var d *otlpData
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		d = readOTLP(t, col.out)
-		if len(d.spans) >= 18 && len(d.metrics["mcpguard.decisions"]) > 0 || time.Now().After(deadline) {
+		d = readOTLP(t, col.out, true)
+		if len(d.spans) >= 19 && len(d.metrics["mcpguard.decisions"]) > 0 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	col.stop(t)
-	d = readOTLP(t, col.out)
+	d = readOTLP(t, col.out, false)
 
 	for _, proto := range []string{"http/protobuf", "grpc"} {
 		echo := d.find(map[string]string{"mcpguard.server": "otel-test", "gen_ai.tool.name": "echo", "mcpguard.decision.action": "allowed"})
@@ -398,6 +419,11 @@ ingress:
 		roots[0].Attrs["mcpguard.decision.action"] != "allowed" || roots[0].Attrs["mcpguard.server_request.kind"] != "roots" ||
 		roots[0].Attrs["mcpguard.direction"] != "egress" || roots[0].Attrs["mcpguard.outcome"] != "relayed" {
 		t.Errorf("server request spans %+v: want one roots/list inputRequests entry per run, allowed and relayed", roots)
+	}
+	if asked := d.find(map[string]string{"gen_ai.tool.name": "slow"}); len(asked) != 1 ||
+		asked[0].Attrs["mcpguard.decision.action"] != "asked" || asked[0].Attrs["mcpguard.outcome"] != "asked" ||
+		asked[0].Attrs["mcpguard.decision.rule"] != "tools.slow" || asked[0].Status == 2 {
+		t.Errorf("asked spans %+v: want one, action and outcome asked, rule tools.slow, no error", asked)
 	}
 	initialized := 0
 	for _, dp := range d.metrics["mcpguard.notifications"] {

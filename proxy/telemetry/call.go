@@ -282,7 +282,10 @@ func (e *Exporter) span(c *Call) {
 		attrs = append(attrs, semconv.GenAIToolName(c.tool))
 	}
 	if c.code != "" {
-		attrs = append(attrs, keyCode.String(c.code), keyRule.String(c.rule))
+		attrs = append(attrs, keyCode.String(c.code))
+	}
+	if c.rule != "" { // with a code, or the entries that asked
+		attrs = append(attrs, keyRule.String(c.rule))
 	}
 	if c.outcome == Replied {
 		attrs = append(attrs, keyResponseSize.Int(c.respSize), keyEgress.Float64(c.egress.Seconds()), keyRewrites.Int(c.rewrites))
