@@ -89,14 +89,17 @@ type rule struct {
 // hit by a shared siteSet from one rule to the next.
 func (r *rule) passesQuick(s string, at, n int, memo *quickMemo) bool {
 	r.prepareQuick()
-	if r.quick == nil {
+	switch {
+	case r.quick == nil:
 		return true
-	}
-	if memo == nil || r.sites == nil {
+	case r.sites == nil:
 		return r.quick(s, at, n)
+	case memo == nil:
+		return r.sites.passes(s, at, n, nil)
 	}
 	if memo.ss != r.sites || memo.at != at || memo.n != n {
-		*memo = quickMemo{r.sites, at, n, r.sites.passes(s, at, n)}
+		memo.ss, memo.at, memo.n = r.sites, at, n
+		memo.ok = r.sites.passes(s, at, n, memo)
 	}
 	return memo.ok
 }
@@ -106,7 +109,7 @@ func (r *rule) prepareQuick() {
 	r.quickOnce.Do(func() {
 		if r.quick == nil {
 			if r.sites = siteTest(r.spec.regex, r.keywords); r.sites != nil {
-				r.quick = r.sites.passes
+				r.quick = func(s string, at, n int) bool { return r.sites.passes(s, at, n, nil) }
 			}
 		}
 		r.needs = mustHold(r.spec.regex)

@@ -363,12 +363,13 @@ func (sc *Scanner) find(s string) []Finding {
 	slices.SortStableFunc(hits, func(a, b ruleHit) int { return cmp.Compare(a.rule, b.rule) })
 	doneRule, doneTo := -1, -1
 	windowRule, windowRuns, anchoredRuns := -1, 0, 0 // windowRuns: of windowRule
+	var memo quickMemo
 	for _, h := range hits {
 		if h.rule == doneRule && h.at < doneTo {
 			continue
 		}
 		r := sc.rules[h.rule]
-		if !r.passesQuick(s, h.at, h.n, nil) {
+		if !r.passesQuick(s, h.at, h.n, &memo) {
 			continue
 		}
 		if !gate(s, h.at-gateBefore, h.at+h.n+gateBefore, r.minRun()) {

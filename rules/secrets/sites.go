@@ -39,7 +39,7 @@ type site struct {
 	at []runeSet
 	// before and after: what the regex requires next to the site,
 	// read outwards from it; wbBefore, wbAfter: a \b stands right there.
-	before, after      sideTest
+	before, after     sideTest
 	wbBefore, wbAfter bool
 }
 
@@ -52,7 +52,18 @@ type sideTest struct {
 	seq     []runeSet
 	// class holds, for each ASCII byte, inFill and startsSeq.
 	class [utf8.RuneSelf]uint8
+	// runStart[k], runEnd[k]: the run of equal sets seq[k] is in.
+	runStart, runEnd []int
+	// skipFill: no ASCII character is both fill and a start of seq.
+	skipFill bool
+	// tail: what follows seq when seq ends in a repeat of varying
+	// length (glpat-[0-9a-zA-Z_-]{27,300}\.): the rest of the repeat as
+	// fill, then what comes after it (forward sides only).
+	tail *sideTest
 }
+
+// maxTails bounds the tails of tails.
+const maxTails = 2
 
 const (
 	inFill = 1 << iota
@@ -75,7 +86,7 @@ func (t *sideTest) classOf(r rune) uint8 {
 }
 
 // maxSeq bounds the characters a side test reads after its fill.
-const maxSeq = 32
+const maxSeq = 64
 
 // maxPaths bounds the paths through a regex read for its sites: a regex
 // whose keyword stands in more places than that gets no quick test.
@@ -107,9 +118,9 @@ func siteTest(expr string, kws []string) *siteSet {
 
 // passes reports whether a keyword hit at [at, at+n) of s stands as one
 // of the sites requires.
-func (ss *siteSet) passes(s string, at, n int) bool {
+func (ss *siteSet) passes(s string, at, n int, memo *quickMemo) bool {
 	for i := range ss.sites {
-		if ss.sites[i].passes(s, at, n) {
+		if ss.sites[i].passes(s, at, n, memo) {
 			return true
 		}
 	}
@@ -121,6 +132,52 @@ type quickMemo struct {
 	ss    *siteSet
 	at, n int
 	ok    bool
+	// runs: s[from:end] is made of ASCII characters of set (and s[end]
+	// is not one, when whole): consecutive hits in one run (a flood of
+	// "tk-us-", read through its value class) read it once.
+	runs [4]struct {
+		set       *runeSet
+		from, end int
+		whole     bool
+	}
+	next int
+}
+
+// asciiRun returns where the run of ASCII characters of set (no
+// backslash) that s has from i ends, or a place at least need bytes on
+// where it goes on: a run is read at most need bytes past what memo
+// knows of it, so a hit costs O(need) even when runs of many sets
+// alternate.
+func (m *quickMemo) asciiRun(s string, i, need int, set *runeSet) int {
+	slot := -1
+	if m != nil {
+		for k := range m.runs {
+			r := &m.runs[k]
+			if r.set != nil && r.from <= i && i <= r.end && (r.set == set || r.set.equal(set)) {
+				if r.whole || r.end-i >= need {
+					return r.end
+				}
+				slot = k
+				break
+			}
+		}
+	}
+	j, from := i, i
+	if slot >= 0 {
+		j, from = m.runs[slot].end, m.runs[slot].from
+	}
+	for j < len(s) && j < i+need && s[j] < utf8.RuneSelf && s[j] != '\\' && set.ascii[s[j]] {
+		j++
+	}
+	if m != nil {
+		if slot < 0 {
+			slot, m.next = m.next, (m.next+1)%len(m.runs)
+		}
+		r := &m.runs[slot]
+		r.set, r.from, r.end = set, from, j
+		r.whole = j < i+need
+	}
+	return j
 }
 
 // findSites returns, for every path through re, the first place where a
@@ -292,7 +349,7 @@ func choices(n *syntax.Regexp) [][]*syntax.Regexp {
 
 // passes reports whether a keyword hit at [at, at+n) of s stands as the
 // site requires.
-func (st *site) passes(s string, at, n int) bool {
+func (st *site) passes(s string, at, n int, memo *quickMemo) bool {
 	if n != len(st.kw) {
 		return false
 	}
@@ -307,7 +364,7 @@ func (st *site) passes(s string, at, n int) bool {
 	// Before first: for a keyword at the start of a value (NRJS-,
 	// tfp_) what comes before tells, and for one in a name nothing is
 	// required before it.
-	return st.before.backward(s, at) && st.after.forward(s, at+n)
+	return st.before.backward(s, at) && st.after.forward(s, at+n, memo)
 }
 
 // boundaryNext reports whether parts (read outwards from a site) start
@@ -337,11 +394,23 @@ func boundary(s string, i int) bool {
 // forward reports whether s from i may start what the side requires. A
 // backslash passes: in a raw JSON text it starts an escape, which the
 // regex reads decoded.
-func (t *sideTest) forward(s string, i int) bool {
+func (t *sideTest) forward(s string, i int, memo *quickMemo) bool {
 	if len(t.seq) == 0 {
 		return true
 	}
 	for k := 0; ; k++ {
+		if t.skipFill && memo != nil {
+			// No seq starts inside the fill: jump over its ASCII run.
+			room := len(s)
+			if t.maxFill >= 0 {
+				room = t.maxFill - k + 1
+			}
+			end := memo.asciiRun(s, i, room, &t.fill)
+			k, i = k+end-i, end
+			if t.maxFill >= 0 && k > t.maxFill {
+				return false
+			}
+		}
 		if i >= len(s) {
 			return false
 		}
@@ -357,8 +426,10 @@ func (t *sideTest) forward(s string, i int) bool {
 			r, w = utf8.DecodeRuneInString(s[i:])
 			cls = t.classOf(r)
 		}
-		if cls&startsSeq != 0 && t.seqFrom(s, i) {
-			return true
+		if cls&startsSeq != 0 {
+			if ok, end := t.seqFrom(s, i, memo); ok && (end < 0 || t.tail == nil || t.tail.forward(s, end, memo)) {
+				return true
+			}
 		}
 		if k == t.maxFill || cls&inFill == 0 {
 			return false
@@ -367,21 +438,34 @@ func (t *sideTest) forward(s string, i int) bool {
 	}
 }
 
-func (t *sideTest) seqFrom(s string, i int) bool {
-	for k := range t.seq {
+// seqFrom reports whether s from i holds seq, and where it ends (-1: a
+// backslash, which passes). A run of one set (a repeat) is read through
+// memo.
+func (t *sideTest) seqFrom(s string, i int, memo *quickMemo) (bool, int) {
+	for k := 0; k < len(t.seq); {
+		set := &t.seq[t.runStart[k]]
+		if need := t.runEnd[k] - k; need > 1 {
+			end := memo.asciiRun(s, i, need, set)
+			if have := end - i; have >= need {
+				i, k = i+need, k+need
+				continue
+			} else {
+				i, k = end, k+have
+			}
+		}
 		if i >= len(s) {
-			return false
+			return set.atEnd, -1
 		}
 		if s[i] == '\\' {
-			return true
+			return true, -1
 		}
 		r, w := runeAt(s, i)
-		if !t.seq[k].has(r) {
-			return false
+		if !set.has(r) {
+			return false, 0
 		}
-		i += w
+		i, k = i+w, k+1
 	}
-	return true
+	return true, i
 }
 
 // backward reports whether s up to i may end with what the side
@@ -440,17 +524,46 @@ func runeAt(s string, i int) (rune, int) {
 // back) require: the parts that may match nothing are fill, as long as
 // they are bounded; from the first that must match a character on, the
 // characters every match has in turn.
-func sideOf(parts []*syntax.Regexp, back bool) sideTest {
+func sideOf(parts []*syntax.Regexp, back bool) sideTest { return sideFrom(parts, back, 0) }
+
+func sideFrom(parts []*syntax.Regexp, back bool, depth int) sideTest {
 	var t sideTest
 	for i, n := range parts {
 		if !nullable(n) {
-			t.seq = fixedChars(parts[i:], back)
+			var rest []*syntax.Regexp
+			t.seq, rest = fixedChars(parts[i:], back)
+			t.runStart, t.runEnd = make([]int, len(t.seq)), make([]int, len(t.seq))
+			for k := range t.seq {
+				if k > 0 && t.seq[k].equal(&t.seq[k-1]) {
+					t.runStart[k] = t.runStart[k-1]
+				} else {
+					t.runStart[k] = k
+				}
+			}
+			for k := len(t.seq) - 1; k >= 0; k-- {
+				if k+1 < len(t.seq) && t.runStart[k+1] == t.runStart[k] {
+					t.runEnd[k] = t.runEnd[k+1]
+				} else {
+					t.runEnd[k] = k + 1
+				}
+			}
 			for c := range rune(utf8.RuneSelf) {
 				if t.fill.has(c) {
 					t.class[c] |= inFill
 				}
 				if t.seq[0].has(c) {
 					t.class[c] |= startsSeq
+				}
+			}
+			t.skipFill = true
+			for c := range t.class {
+				if t.class[c] == inFill|startsSeq {
+					t.skipFill = false
+				}
+			}
+			if rest != nil && !back && depth < maxTails {
+				if tail := sideFrom(rest, back, depth+1); len(tail.seq) > 0 && tail.maxFill >= 0 {
+					t.tail = &tail
 				}
 			}
 			return t
@@ -489,42 +602,77 @@ func disjoint(at []runeSet, fill *runeSet) bool {
 // fixedChars returns the characters every match of parts (read
 // backwards when back) has at its start, in turn, at most maxSeq: of
 // one-character parts and the least repeats of them, and where a part
-// of another kind comes first, the characters it may start with.
-func fixedChars(parts []*syntax.Regexp, back bool) []runeSet {
-	var out []runeSet
+// of another kind comes first, the characters it may start with. When
+// the characters end in a repeat of varying length, rest is the rest of
+// it and the parts after it.
+func fixedChars(parts []*syntax.Regexp, back bool) (out []runeSet, rest []*syntax.Regexp) {
+	var flat []*syntax.Regexp
 	for _, n := range parts {
 		sub := flatten(n, nil)
 		if back {
 			slices.Reverse(sub)
 		}
-		for _, p := range sub {
-			switch {
-			case oneChar(p):
-				out = append(out, charsOf(p))
-			case (p.Op == syntax.OpRepeat && p.Min >= 1 || p.Op == syntax.OpPlus) && oneChar(p.Sub[0]):
-				least := 1
-				if p.Op == syntax.OpRepeat {
-					least = p.Min
-				}
-				set := charsOf(p.Sub[0])
-				for range min(least, maxSeq) {
-					out = append(out, set)
-				}
-				if p.Op == syntax.OpPlus || p.Max != p.Min {
-					return out[:min(len(out), maxSeq)]
-				}
-			default:
-				if len(out) == 0 {
-					out = append(out, edgeChars(n, back))
-				}
-				return out
+		flat = append(flat, sub...)
+	}
+	for i, p := range flat {
+		switch {
+		case oneChar(p):
+			out = append(out, charsOf(p))
+		case (p.Op == syntax.OpRepeat && p.Min >= 1 || p.Op == syntax.OpPlus) && oneChar(p.Sub[0]):
+			least, most := 1, -1
+			if p.Op == syntax.OpRepeat {
+				least, most = p.Min, p.Max
 			}
-			if len(out) >= maxSeq {
-				return out[:maxSeq]
+			set := charsOf(p.Sub[0])
+			for range min(least, maxSeq) {
+				out = append(out, set)
 			}
+			if most != least {
+				if len(out) > maxSeq {
+					return out[:maxSeq], nil
+				}
+				more := -1
+				if most >= 0 {
+					more = most - least
+				}
+				return out, slices.Concat([]*syntax.Regexp{{Op: syntax.OpRepeat, Min: 0, Max: more, Sub: p.Sub}}, flat[i+1:])
+			}
+		case !back && endOr(p):
+			// (?:[\x60'"\s;]|\\[nr]|$): one of its first characters, or
+			// the end of the text; it ends the seq.
+			set := edgeChars(p, false)
+			set.atEnd = true
+			set.ascii['"'] = true // where a raw JSON string ends
+			return append(out, set), nil
+		default:
+			if len(out) == 0 {
+				out = append(out, edgeChars(parts[0], back))
+			}
+			return out, nil
+		}
+		if len(out) >= maxSeq {
+			return out[:maxSeq], nil
 		}
 	}
-	return out
+	return out, nil
+}
+
+// endOr reports whether re is an alternation whose only empty choice is
+// the end of the text ($ without (?m)).
+func endOr(re *syntax.Regexp) bool {
+	if re.Op != syntax.OpAlternate {
+		return false
+	}
+	end := false
+	for _, a := range re.Sub {
+		switch {
+		case a.Op == syntax.OpEndText:
+			end = true
+		case nullable(a):
+			return false
+		}
+	}
+	return end
 }
 
 // oneChar reports whether re matches exactly one character.
@@ -654,6 +802,9 @@ func edgeChars(re *syntax.Regexp, last bool) runeSet {
 type runeSet struct {
 	ascii [utf8.RuneSelf]bool
 	wide  []rune
+	// atEnd: the end of the text passes too (a last part such as
+	// (?:[\s;]|$), read as a seq's last character).
+	atEnd bool
 }
 
 // charsOf is the set of characters a one-character part matches.
@@ -679,6 +830,10 @@ func charsOf(re *syntax.Regexp) runeSet {
 		out.addRange(0, unicode.MaxRune)
 	}
 	return out
+}
+
+func (rs *runeSet) equal(o *runeSet) bool {
+	return rs.ascii == o.ascii && slices.Equal(rs.wide, o.wide) && rs.atEnd == o.atEnd
 }
 
 func (rs *runeSet) addRange(lo, hi rune) {
