@@ -10,6 +10,8 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -28,7 +30,8 @@ import (
 
 var (
 	moduleRoot string
-	binDir     string
+	binDir     string // a temporary directory, removed after the tests
+	buildDir   string // where the tests build their binaries (see builds)
 
 	mcpguardBin      string // path of the built mcpguard binary
 	mcpguardBuildErr error  // why it could not be built (tests that need it fail)
@@ -75,8 +78,11 @@ func setup(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(binDir)
+	if buildDir, err = builds(moduleRoot); err != nil {
+		buildDir = binDir
+	}
 
-	testserverBin = filepath.Join(binDir, "testserver")
+	testserverBin = filepath.Join(buildDir, "testserver")
 	if out, err := goBuild(testserverBin, "./integration/testserver"); err != nil {
 		fmt.Fprintf(os.Stderr, "integration: building testserver: %v\n%s", err, out)
 		return 1
@@ -87,7 +93,7 @@ func setup(m *testing.M) int {
 		mcpguardBin = bin
 		fmt.Fprintf(os.Stderr, "integration: using MCPGUARD_BIN=%s\n", bin)
 	} else {
-		mcpguardBin = filepath.Join(binDir, "mcpguard")
+		mcpguardBin = filepath.Join(buildDir, "mcpguard")
 		if out, err := goBuild(mcpguardBin, "."); err != nil {
 			mcpguardBuildErr = fmt.Errorf("go build -o mcpguard . failed: %v\n%s", err, out)
 		}
@@ -101,6 +107,20 @@ func setup(m *testing.M) int {
 		}
 	}
 	return m.Run()
+}
+
+// builds returns this checkout's directory, under the user's cache, for
+// the binaries the tests build. go build skips the link, most of a warm
+// build, when the binary at its -o is up to date; a directory per
+// checkout keeps checkouts of other revisions from sharing binaries.
+func builds(moduleRoot string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(moduleRoot))
+	dir := filepath.Join(cache, "mcpguard-tests", hex.EncodeToString(sum[:6]))
+	return dir, os.MkdirAll(dir, 0o700)
 }
 
 func goBuild(out, pkg string) ([]byte, error) {

@@ -24,7 +24,7 @@ import (
 // spaces and brackets, regexps) pass and the runner runs them.
 
 var runnerServer = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(binDir, "runnerserver")
+	bin := filepath.Join(buildDir, "runnerserver")
 	if out, err := goBuild(bin, "./integration/runnerserver"); err != nil {
 		return "", &buildError{err: err, out: out}
 	}
