@@ -10,8 +10,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,12 +24,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpguard/mcpguard/integration/internal/builds"
 )
 
 var (
 	moduleRoot string
 	binDir     string // a temporary directory, removed after the tests
-	buildDir   string // where the tests build their binaries (see builds)
+	buildDir   string // where the tests build their binaries (builds.Dir)
 
 	mcpguardBin      string // path of the built mcpguard binary
 	mcpguardBuildErr error  // why it could not be built (tests that need it fail)
@@ -78,7 +78,7 @@ func setup(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(binDir)
-	if buildDir, err = builds(moduleRoot); err != nil {
+	if buildDir, err = builds.Dir(moduleRoot); err != nil {
 		buildDir = binDir
 	}
 
@@ -107,20 +107,6 @@ func setup(m *testing.M) int {
 		}
 	}
 	return m.Run()
-}
-
-// builds returns this checkout's directory, under the user's cache, for
-// the binaries the tests build. go build skips the link, most of a warm
-// build, when the binary at its -o is up to date; a directory per
-// checkout keeps checkouts of other revisions from sharing binaries.
-func builds(moduleRoot string) (string, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(moduleRoot))
-	dir := filepath.Join(cache, "mcpguard-tests", hex.EncodeToString(sum[:6]))
-	return dir, os.MkdirAll(dir, 0o700)
 }
 
 func goBuild(out, pkg string) ([]byte, error) {

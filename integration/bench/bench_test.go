@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpguard/mcpguard/integration/internal/builds"
 )
 
 // TestBenchRuns keeps the benchmark from rotting: a short run builds
@@ -17,7 +19,16 @@ func TestBenchRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the benchmark")
 	}
-	dir := t.TempDir()
+	// The directory integration's tests build in: go build links the
+	// bench and mcpguard again only when their sources changed.
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := builds.Dir(filepath.Dir(strings.TrimSpace(string(gomod))))
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin := filepath.Join(dir, "bench")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
