@@ -412,7 +412,7 @@ func (t *sideTest) forward(s string, i int, memo *quickMemo) bool {
 			}
 		}
 		if i >= len(s) {
-			return false
+			return t.seq[0].atEnd
 		}
 		c, w := s[i], 1
 		var cls uint8
@@ -529,7 +529,7 @@ func sideOf(parts []*syntax.Regexp, back bool) sideTest { return sideFrom(parts,
 func sideFrom(parts []*syntax.Regexp, back bool, depth int) sideTest {
 	var t sideTest
 	for i, n := range parts {
-		if !nullable(n) {
+		if !nullable(n) || !back && endOr(n) {
 			var rest []*syntax.Regexp
 			t.seq, rest = fixedChars(parts[i:], back)
 			t.runStart, t.runEnd = make([]int, len(t.seq)), make([]int, len(t.seq))
@@ -624,13 +624,16 @@ func fixedChars(parts []*syntax.Regexp, back bool) (out []runeSet, rest []*synta
 				least, most = p.Min, p.Max
 			}
 			set := charsOf(p.Sub[0])
-			for range min(least, maxSeq) {
+			if len(out)+least > maxSeq {
+				for len(out) < maxSeq {
+					out = append(out, set)
+				}
+				return out, nil // the rest of the repeat is not read
+			}
+			for range least {
 				out = append(out, set)
 			}
 			if most != least {
-				if len(out) > maxSeq {
-					return out[:maxSeq], nil
-				}
 				more := -1
 				if most >= 0 {
 					more = most - least
