@@ -495,11 +495,11 @@ func texty(b []byte) bool {
 // the string that holds one.
 const hiddenOwner = 1 << 30
 
-// nextPercent returns the offset of the first percent escape of s from
-// i on, or -1.
-func nextPercent(s string, i int) int {
+// nextPercent returns the offset of the first percent escape of s that
+// starts in [i, end), or -1.
+func nextPercent(s string, i, end int) int {
 	for {
-		j := strings.IndexByte(s[i:], '%')
+		j := strings.IndexByte(s[i:end], '%')
 		if j < 0 {
 			return -1
 		}
@@ -512,10 +512,10 @@ func nextPercent(s string, i int) int {
 }
 
 // nextEntity returns the offset of the first HTML character reference
-// of s from i on, or -1.
-func nextEntity(s string, i int) int {
+// of s that starts in [i, end), or -1.
+func nextEntity(s string, i, end int) int {
 	for {
-		j := strings.IndexByte(s[i:], '&')
+		j := strings.IndexByte(s[i:end], '&')
 		if j < 0 {
 			return -1
 		}
@@ -530,10 +530,11 @@ func nextEntity(s string, i int) int {
 // nextWideEscape returns the offset of the first escape of the raw JSON
 // text s from i on that a reading decodes and the raw bytes do not show:
 // a \u escape of a character beyond ASCII, or an escaped backslash
-// before u, U or x (literal escape text); -1 when there is none.
-func nextWideEscape(s string, i int) int {
-	for {
-		j := strings.IndexByte(s[i:], '\\')
+// before u, U or x (literal escape text), that starts in [i, end); -1
+// when there is none.
+func nextWideEscape(s string, i, end int) int {
+	for i < end {
+		j := strings.IndexByte(s[i:end], '\\')
 		if j < 0 || i+j+1 >= len(s) {
 			return -1
 		}
@@ -550,6 +551,7 @@ func nextWideEscape(s string, i int) int {
 		}
 		i += 2
 	}
+	return -1
 }
 
 // runByte marks the bytes of a run nextTextRun reads: base64's and its
@@ -576,11 +578,13 @@ func strongWord(x uint64) uint64 {
 // lines included); -1 when there is none. It looks at every other
 // aligned 8-byte word for a digit or a capital and reads the run around
 // one: a run of minEncodedRun bytes or more holds such a word whole, and
-// when it encodes a credential, digits and capitals are all over it.
-func nextTextRun(s string, i int) (at, lo, hi int) {
+// when it encodes a credential, digits and capitals are all over it. It
+// looks at the words that start before end (a multiple of 8, or len(s));
+// a run found there may reach past it.
+func nextTextRun(s string, i, end int) (at, lo, hi int) {
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	w := (i + 7) &^ 7
-	for w+8 <= len(b) {
+	for w+8 <= len(b) && w < end {
 		if w+24 <= len(b) && strongWord(binary.LittleEndian.Uint64(b[w:]))|strongWord(binary.LittleEndian.Uint64(b[w+16:])) == 0 {
 			w += 32 // two sampled words at once: one branch
 			continue

@@ -292,7 +292,7 @@ func (sc *Scanner) findDecoded(s string, depth int) []Finding {
 			}
 		}
 	}
-	if len(rounds) > 0 && strings.IndexByte(text, '+') >= 0 && nextPercent(s, 0) >= 0 {
+	if len(rounds) > 0 && strings.IndexByte(text, '+') >= 0 && nextPercent(s, 0, len(s)) >= 0 {
 		// A URL's query reads + as a space: a reading as long as text.
 		for _, f := range sc.findDecoded(strings.ReplaceAll(text, "+", " "), depth-1) {
 			fs = append(fs, mapBack(f, rounds))
@@ -910,10 +910,7 @@ const maxPartHits = 1024
 // The needles of every part are judged afterwards in order of position by
 // one rawCheck, so that check, its budgets included, sees what the scan
 // of the whole text gives it. The encoded-text triggers (encodingsClean)
-// are searched part by part; each part follows its triggers into the
-// next part up to the first trigger found there, and the next part
-// starts its own search at its start, so every trigger of the text is
-// decoded in a window around it, as in one search.
+// are searched part by part, each part those that start in it.
 func (sc *Scanner) rawCleanParts(s string, esc rawjson.Escapes, n int) bool {
 	bounds := make([]int, n+1)
 	for k := range bounds {
@@ -986,22 +983,24 @@ func (sc *Scanner) windowClean(s string, at, lo, hi int) (bool, int) {
 // literal backslash escape, a \u escape of a character beyond ASCII, a
 // run that may be base64, hex or base32 of text) and reports whether
 // Find finds nothing around any of them. Every byte is decoded at most
-// once per kind of trigger. It reads the triggers from from (moved back
-// to the start of a run of backslashes, where an escape starts) to the
-// first of each kind at or past to: split at the same offsets, the
-// searches of the parts decode around every trigger the search of the
-// whole does, and around the first beyond each part twice.
+// once per kind of trigger. It reads the triggers that start in [from,
+// to), from moved back to the start of a run of backslashes (where an
+// escape starts); a window decoded around one reaches past to as it
+// must. Parts of a text split at multiples of 8 meet every trigger: an
+// escape or a reference starts in one part, and a run of base64, hex or
+// base32 that crosses an edge holds a whole word on one side that the
+// search of that side samples (each part samples its first word).
 func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes, from, to int) bool {
 	for from > 0 && s[from-1] == '\\' {
 		from--
 	}
-	next := []func(string, int) int{nextPercent, nextEntity}
+	next := []func(string, int, int) int{nextPercent, nextEntity}
 	if esc.Wide {
 		next = append(next, nextWideEscape)
 	}
 	for _, t := range next {
 		for i := from; i < to; {
-			at := t(s, i)
+			at := t(s, i, to)
 			if at < 0 {
 				break
 			}
@@ -1014,7 +1013,7 @@ func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes, from, to int) b
 		}
 	}
 	for i := from; i < to; {
-		at, lo, hi := nextTextRun(s, i)
+		at, lo, hi := nextTextRun(s, i, to)
 		if at < 0 {
 			return true
 		}
