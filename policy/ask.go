@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -171,26 +173,74 @@ func (s *Session) IngressAnswered(m *message.Message) Verdict {
 
 // SameCall reports whether a call of tool with raw arguments args is the
 // call a asks about: the same tool name, and the same arguments once
-// both are in canonical form (RFC 8785: member order, spacing and number
-// spelling aside; null and absent arguments are the same). An answer the
-// user gave about a answers no other call: a 2026-07-28 client retries
-// its call with the answer (see approval.InputRequired), and a retry
-// with other arguments must not pass on it.
+// both are in canonical form (RFC 8785 member order, spacing and string
+// escapes aside; null and absent arguments are the same) with numbers of
+// the same value (see sameNumber). An answer the user gave about a
+// answers no other call: a 2026-07-28 client retries its call with the
+// answer (see approval.InputRequired), and a retry with other arguments
+// must not pass on it.
 func (a *Ask) SameCall(tool string, args jsontext.Value) bool {
-	return tool == a.Tool && bytes.Equal(canonicalArgs(args), canonicalArgs(a.Arguments))
+	return tool == a.Tool && sameArgs(canonicalArgs(args), canonicalArgs(a.Arguments))
 }
 
-// canonicalArgs is args in canonical form, nil for none; arguments that
-// do not canonicalise (they parsed strictly, so never) stay as they are.
+// canonicalArgs is args with its members in canonical order and its
+// strings in canonical spelling, numbers as written; nil for none.
+// Arguments that do not canonicalise (they parsed strictly, so never)
+// stay as they are.
 func canonicalArgs(args jsontext.Value) []byte {
 	if len(args) == 0 || args.Kind() == 'n' {
 		return nil
 	}
 	c := args.Clone()
-	if c.Canonicalize() != nil {
+	if c.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false)) != nil {
 		return args
 	}
 	return c
+}
+
+// sameArgs compares two canonicalArgs token by token: numbers by
+// sameNumber, everything else exactly.
+func sameArgs(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	da, db := jsontext.NewDecoder(bytes.NewReader(a)), jsontext.NewDecoder(bytes.NewReader(b))
+	for {
+		ta, errA := da.ReadToken()
+		tb, errB := db.ReadToken()
+		switch {
+		case errA != nil || errB != nil:
+			return errA == io.EOF && errB == io.EOF
+		case ta.Kind() != tb.Kind():
+			return false
+		case ta.Kind() == '0':
+			if !sameNumber(ta.String(), tb.String()) {
+				return false
+			}
+		case ta.Kind() == '"' && ta.String() != tb.String():
+			return false
+		}
+	}
+}
+
+// sameNumber reports whether two JSON number literals are the same
+// number to every server: spellings of one value (1, 1.0, 1e0; 0 and
+// -0) below 2^53 in magnitude, and only the same spelling past it (where
+// a double rounds integers) or past a double's range. RFC 8785 reads every number as a double: it takes
+// 12345678901234567891 for 12345678901234567890 and 1e400 for 1e401,
+// which a server that reads integers exactly (Python, Go's int64, a
+// database id) takes for another account, row or amount than the one
+// the user approved.
+func sameNumber(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, errX := strconv.ParseFloat(a, 64)
+	y, errY := strconv.ParseFloat(b, 64)
+	return errX == nil && errY == nil && x == y && math.Abs(x) < 1<<53
 }
 
 // SameEntries reports whether a and b are asked for by the same policy

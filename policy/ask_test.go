@@ -87,9 +87,33 @@ func TestSameCall(t *testing.T) {
 		{"git_push", `{"remote":"origin","force":false}`, false},
 		{"GIT_PUSH", `{"remote":"origin","force":false,"n":1}`, false},
 		{"git_push", `null`, false},
+		{"git_push", `{"remote":"origin","force":false,"n":1e0}`, true},
+		{"git_push", `{"remote":"origin","force":false,"n":-0}`, false},
 	} {
 		if got := a.SameCall(c.tool, jsontext.Value(c.args)); got != c.same {
 			t.Errorf("SameCall(%s, %s) = %v, want %v", c.tool, c.args, got, c.same)
+		}
+	}
+	// Integers past 2^53 and numbers past a double's range: RFC 8785
+	// rounds them to one double, a server that reads them exactly does
+	// not.
+	for _, c := range []struct {
+		asked, retry string
+		same         bool
+	}{
+		{`{"n":12345678901234567890}`, `{"n":12345678901234567891}`, false},
+		{`{"n":12345678901234567890}`, `{"n":12345678901234567890}`, true},
+		{`{"n":9007199254740993}`, `{"n":9007199254740992}`, false},
+		{`{"n":9007199254740991}`, `{"n":9007199254740991.0}`, true},
+		{`{"n":[1e400]}`, `{"n":[1e401]}`, false},
+		{`{"n":-1e400}`, `{"n":-1.7976931348623157e308}`, false},
+		{`{"a":{"n":0.5},"b":"\u00e9"}`, `{"b":"é","a":{"n":5e-1}}`, true},
+		{`{"a":"x","b":1}`, `{"a":"x","b":"1"}`, false},
+		{`{"a":[1,2]}`, `{"a":[1,2,3]}`, false},
+	} {
+		a := askVerdict(t, s, "git_push", c.asked).Ask
+		if got := a.SameCall("git_push", jsontext.Value(c.retry)); got != c.same {
+			t.Errorf("asked %s, SameCall(%s) = %v, want %v", c.asked, c.retry, got, c.same)
 		}
 	}
 	none := askVerdict(t, s, "git_push", `null`).Ask
