@@ -203,21 +203,64 @@ func credentialAfter(s string, at, n int) bool {
 		}
 		i++
 	}
+	if w := s[i:min(len(s), i+201)]; len(w) == 201 && asciiOnly(w) {
+		// The common case, read by byte sets: the value's first byte
+		// that is not a value character, and whether an end (or a
+		// backslash) comes before it, from the 9th byte on.
+		e := strings.IndexAny(w, " \t\n\f\r\"'`;,()[]{}<>\\:")
+		if e < 0 {
+			e = len(w)
+		}
+		if e < 8 {
+			return w[e] == '\\'
+		}
+		return e <= 200 || strings.IndexAny(w[8:e], "&#") >= 0
+	}
 	for k := 0; ; k++ {
 		if i >= len(s) {
 			return k >= 8
 		}
 		c := s[i]
-		if c == '\\' || k >= 8 && strings.IndexByte(" \t\n\f\r\"'`;&#", c) >= 0 {
+		if c == '\\' || k >= 8 && valueByte[c]&valueEnd != 0 {
 			return true
 		}
-		if k == 200 || strings.IndexByte(" \t\n\f\r\"'`;,()[]{}<>:", c) >= 0 {
+		if k == 200 || valueByte[c]&valueChar == 0 {
 			return false
 		}
 		_, w := runeAt(s, i)
 		i += w
 	}
 }
+
+func asciiOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// valueByte classifies the bytes of credential-assignment's value: a
+// character of it ([^\s"'\x60;,()\[\]{}<>\\:], every byte of a
+// character beyond ASCII included), and one that may end it
+// ([\s"'\x60;&#\\]).
+var valueByte = func() (t [256]uint8) {
+	for c := range t {
+		if strings.IndexByte(" \t\n\f\r\"'`;,()[]{}<>\\:", byte(c)) < 0 {
+			t[c] |= valueChar
+		}
+		if strings.IndexByte(" \t\n\f\r\"'`;&#\\", byte(c)) >= 0 {
+			t[c] |= valueEnd
+		}
+	}
+	return t
+}()
+
+const (
+	valueChar = 1 << iota
+	valueEnd
+)
 
 // userinfoAfter reports whether the authority after :// holds a
 // user:password@ part: at most 128 and 256 characters of 4 bytes at
