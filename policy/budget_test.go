@@ -3,13 +3,13 @@ package policy
 import (
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpguard/mcpguard/policy/message"
+	"github.com/mcpguard/mcpguard/rules/cputime"
 	"github.com/mcpguard/mcpguard/rules/secrets"
 )
 
@@ -23,73 +23,128 @@ var hostileUnits = []string{
 	"\u200b", "%41", "&#65;", `\u0041`, "-----BEGIN ", "-----END ", "-----BEGIN P", "-----BEGIN PRIVATE KEY-----\n",
 }
 
-// processCPU is the process's user and system CPU time: on a loaded
-// machine it moves with the work done, where the wall clock does not.
-func processCPU(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal("rusage:", err)
+// sweepSize is the size of the keyword floods TestKeywordFloodsWithinBudget
+// sends: 256 KiB (32 KiB under -race), small enough to sweep every
+// trigger in seconds, and large enough that a trigger that makes each
+// hit re-read a window (a regex run of milliseconds per hit, up to the
+// scanner's dense budget of 64 window runs and more) costs hundreds of
+// times plain text. MCPGUARD_BUDGET_SWEEP=1 sends 4 MiB floods (1 MiB
+// under -race) and holds every trigger to budgetRatio, for the closing
+// figures.
+func sweepSize() int {
+	switch {
+	case os.Getenv("MCPGUARD_BUDGET_SWEEP") != "" && raceEnabled:
+		return 1 << 20
+	case os.Getenv("MCPGUARD_BUDGET_SWEEP") != "":
+		return 4 << 20
+	case raceEnabled:
+		return 32 << 10
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return 256 << 10
 }
+
+// budgetRatio bounds what a flood of one trigger costs, in CPU time, over
+// plain text of the same size through the same paths. Before the secrets
+// rules' quick tests were derived from their regexes, floods of about 200
+// keywords cost 30-600x at these sizes.
+const budgetRatio = 12
+
+// overBudget are the triggers whose floods still cost more than
+// budgetRatio (issue 23 open for them), and why; each is held to
+// overBudgetRatio instead, so that none grows back into a regex run of
+// milliseconds per hit. MCPGUARD_BUDGET_SWEEP=1 holds them to
+// budgetRatio too.
+var overBudget = map[string]string{
+	// Each hit starts a match of the rule's regex (glpat- and 20 word
+	// characters is a GitLab token's shape; its entropy is too low for
+	// a finding), or the flood's end is one (tk-us- and 48 of them,
+	// then the end of the text): every hit runs the regex and its
+	// verification, and the message, all base64url, is decoded whole.
+	"glpat-": streamOfMatches, "glrt-": streamOfMatches, "gloas-": streamOfMatches, "github_pat_": streamOfMatches,
+	"glagent-": streamOfMatches, "glft-": streamOfMatches, "glsoat-": streamOfMatches, "glimt-": streamOfMatches,
+	"gldt-": streamOfMatches, "glffct-": streamOfMatches, "fio-u-": streamOfMatches, "tk-us-": streamOfMatches,
+	"sq0atp-": streamOfMatches,
+	// sourcegraph's regex has an alternative without its keyword (40
+	// hex digits), so no quick test: its windows run the regex.
+	"sourcegraph": "no keyword site", "sgp_": "no keyword site",
+	// A hit every 2 to 16 bytes: the keyword index's and the quick
+	// tests' cost per hit (three rules read "sharedaccesskey=": its
+	// "accesskey" names a credential, its value runs on past 200
+	// characters), or the decoding pipeline's per escape, not a window
+	// re-read; 12-17x.
+	"sharedaccesskey=": denseHits, "s.": denseHits, "hvs.": denseHits, "xoxo": denseHits, `"auth`: denseHits, "-----begin": denseHits,
+	"\u200b": denseHits, "%41": denseHits, "-----END ": denseHits, "-----BEGIN P": denseHits,
+}
+
+const (
+	streamOfMatches = "a stream of matches"
+	denseHits       = "a hit every few bytes"
+)
+
+// overBudgetRatio bounds the floods of overBudget.
+const overBudgetRatio = 100
 
 // TestKeywordFloodsWithinBudget: a message made of one trigger repeated
 // (every keyword of the secrets rules, the cleaner's and linter's
 // triggers) costs the baseline's egress path (a tools/call result) and
 // ingress check (a tools/call argument) at most budgetRatio times the
-// CPU of plain text of the same size: no trigger makes each hit re-read
-// a long window.
-//
-// It does not pass yet (issue 23 is open): about 200 gitleaks keywords
-// cost 30-570x plain text at 1 MiB (their window regexes run up to the
-// dense budget), so it runs only when MCPGUARD_BUDGET_SWEEP is set.
+// CPU time of plain text of the same size, measured on the test's own
+// thread (the paths run on the caller's goroutine): no trigger makes
+// each hit re-read a long window.
 func TestKeywordFloodsWithinBudget(t *testing.T) {
-	if os.Getenv("MCPGUARD_BUDGET_SWEEP") == "" {
-		t.Skip("known to fail (issue 23 open); set MCPGUARD_BUDGET_SWEEP=1 to run the sweep")
-	}
-	size := 4 << 20
-	if testing.Short() || raceEnabled {
-		size = 1 << 20
-	}
-	const budgetRatio = 12
+	t.Parallel()
+	size, strict := sweepSize(), os.Getenv("MCPGUARD_BUDGET_SWEEP") != ""
 	s := Baseline().NewSession()
-	run := func(text string) time.Duration {
+	wrap := func(text string) (res, req []byte) {
 		q, err := jsontext.AppendQuote(nil, text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := append(append([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":`), q...), `}]}}`...)
-		req := append(append([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{"body":`), q...), `}}}`...)
-		start := processCPU(t)
-		m, err := message.Parse(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := s.Egress(m, &Call{Method: "tools/call", Tool: "t"}); err != nil {
-			t.Fatal(err)
-		}
-		if m, err = message.Parse(req); err != nil {
-			t.Fatal(err)
-		}
-		s.Ingress(m)
-		return processCPU(t) - start
+		res = append(append([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":`), q...), `}]}}`...)
+		req = append(append([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{"body":`), q...), `}}}`...)
+		return res, req
+	}
+	run := func(text string) time.Duration {
+		res, req := wrap(text)
+		return cputime.Of(func() {
+			m, err := message.Parse(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Egress(m, &Call{Method: "tools/call", Tool: "t"}); err != nil {
+				t.Fatal(err)
+			}
+			if m, err = message.Parse(req); err != nil {
+				t.Fatal(err)
+			}
+			s.Ingress(m)
+		})
 	}
 	plain := strings.Repeat("The quick brown fox jumps over the lazy dog.\n", size/45)
 	base := min(run(plain), run(plain), run(plain))
 	t.Logf("plain text, %d KiB: %v", size>>10, base)
-	var worst time.Duration
 	for _, unit := range append(secrets.Keywords(), hostileUnits...) {
 		text := strings.Repeat(unit, size/len(unit))
-		cost := run(text)
-		if cost > budgetRatio*base {
-			cost = min(cost, run(text)) // a pause of the machine, or the trigger's
+		bound := float64(budgetRatio)
+		if _, ok := overBudget[unit]; ok && !strict {
+			bound = overBudgetRatio
 		}
-		if cost > worst || cost > 3*base {
-			worst = max(worst, cost)
-			t.Logf("%q: %v (%.1fx)", unit, cost, float64(cost)/float64(base))
+		ratio := float64(run(text)) / float64(base)
+		// Over the bound: the ratio of the best of three more runs of
+		// each, one after the other (a shared machine's bad moment is
+		// not the trigger's; a quadratic scan is slow in every run).
+		for try := 0; try < 3 && ratio > bound; try++ {
+			b, c := run(plain), run(text)
+			ratio = min(ratio, float64(c)/float64(b))
 		}
-		if cost > budgetRatio*base {
-			t.Errorf("%q repeated to %d KiB: %v of CPU, %.1fx plain text's %v (budget %dx)", unit, size>>10, cost, float64(cost)/float64(base), base, budgetRatio)
+		if ratio > 3 {
+			t.Logf("%q: %.1fx", unit, ratio)
+		}
+		switch why, listed := overBudget[unit]; {
+		case ratio > bound:
+			t.Errorf("%q repeated to %d KiB costs %.1fx plain text's CPU time (bound %.0fx)", unit, size>>10, ratio, bound)
+		case listed && ratio <= budgetRatio && !strict:
+			t.Logf("%q is within %dx now (%s): take it off overBudget", unit, budgetRatio, why)
 		}
 	}
 }
