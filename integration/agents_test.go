@@ -49,15 +49,38 @@ func agentEnv(home string) []string {
 // returns its stdout and stderr together; a failure fails the test.
 func runAgent(t *testing.T, env []string, dir, name string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	cmd, cancel := agentCommand(t, env, dir, npmServer(t, name), args...)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npmServer(t, name), args...)
-	cmd.Env, cmd.Dir = env, dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// agentStdout runs the program at path in dir and returns its stdout
+// alone (Copilot CLI, say, notes on stderr how long it took to unpack
+// itself); a failure fails the test, with what it printed on stderr.
+func agentStdout(t *testing.T, env []string, dir, path string, args ...string) []byte {
+	t.Helper()
+	cmd, cancel := agentCommand(t, env, dir, path, args...)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", filepath.Base(path), strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return out
+}
+
+// agentCommand is the command that runs an agent's program in dir with
+// env, killed when the test ends or after 90 s; call cancel when done.
+func agentCommand(t *testing.T, env []string, dir, path string, args ...string) (*exec.Cmd, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env, cmd.Dir = env, dir
+	return cmd, cancel
 }
 
 // agentFixture is a fixture home with the real server-filesystem's root

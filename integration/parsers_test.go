@@ -1,0 +1,236 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// The agents' own config readers over the fixture home wrap's unit
+// tests use (proxy/agentconfig/testdata/home, an agent config of every
+// agent in the table): each reads its files before wrap, after wrap and
+// the readings must agree entry for entry, every stdio entry now
+// mcpguard in front of the command it had; unwrap gives every file of
+// the home back byte for byte.
+
+// parsedEntry is one MCP server as an agent's reader read it: the argv
+// it starts (command first) or, for a remote server, its URL.
+type parsedEntry struct {
+	Argv []string
+	URL  string
+}
+
+// agentReader is an agent's own reader of its MCP configs in a home; it
+// returns what it read by file and server name.
+type agentReader func(t *testing.T, home string) map[string]parsedEntry
+
+// fixtureAgentHome copies the fixture home into a temporary directory,
+// with its project directory's path where the fixture says @PROJECT@,
+// and returns it with every file's bytes by relative path.
+func fixtureAgentHome(t *testing.T) (string, map[string][]byte) {
+	t.Helper()
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(moduleRoot, "proxy", "agentconfig", "testdata", "home")
+	files := map[string][]byte{}
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		b = bytes.ReplaceAll(b, []byte("@PROJECT@"), []byte(filepath.Join(home, "project")))
+		files[rel] = b
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(home, rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(home, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return home, files
+}
+
+// readCopilot: `copilot mcp list --json` (GitHub Copilot CLI) lists the
+// servers of ~/.copilot/mcp-config.json without starting them.
+func readCopilot(t *testing.T, home string) map[string]parsedEntry {
+	out := agentStdout(t, agentEnv(home), home, npmServer(t, "copilot"), "mcp", "list", "--json")
+	var list struct {
+		MCPServers map[string]struct {
+			Type, Command, URL string
+			Args               []string
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatalf("copilot mcp list --json: %v\n%s", err, out)
+	}
+	got := map[string]parsedEntry{}
+	for name, s := range list.MCPServers {
+		if s.Type == "local" || s.Type == "stdio" {
+			got[name] = parsedEntry{Argv: append([]string{s.Command}, s.Args...)}
+		} else {
+			got[name] = parsedEntry{URL: s.URL}
+		}
+	}
+	return got
+}
+
+// readOpencode: `opencode debug config` prints the configuration
+// opencode resolved from $XDG_CONFIG_HOME/opencode/opencode.json, without
+// starting a server (`opencode mcp list` starts each one). Its binary
+// comes from the npm package of its Linux x64 build (see
+// integration/package.json).
+func readOpencode(t *testing.T, home string) map[string]parsedEntry {
+	bin := filepath.Join(moduleRoot, "integration", "node_modules", "opencode-linux-x64-baseline", "bin", "opencode")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("opencode's Linux x64 build is missing (npm installs it on Linux x64 only): %v", err)
+	}
+	out := agentStdout(t, agentEnv(home), home, bin, "debug", "config")
+	var config struct {
+		MCP map[string]struct {
+			Type, URL string
+			Command   []string
+		} `json:"mcp"`
+	}
+	if err := json.Unmarshal(out, &config); err != nil {
+		t.Fatalf("opencode debug config: %v\n%s", err, out)
+	}
+	got := map[string]parsedEntry{}
+	for name, s := range config.MCP {
+		got[name] = parsedEntry{Argv: s.Command, URL: s.URL}
+	}
+	return got
+}
+
+// readContinue: Continue's own parser (@continuedev/config-yaml, and its
+// JSON loader's rules) over the user's and the project's .continue
+// directories (continue.mjs).
+func readContinue(t *testing.T, home string) map[string]parsedEntry {
+	out := runNodeClient(t, "continue.mjs", []string{filepath.Join(home, ".continue"), filepath.Join(home, "project", ".continue")})
+	var list []struct {
+		File, Name, Command, URL string
+		Args                     []string
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatalf("continue.mjs: %v\n%s", err, out)
+	}
+	got := map[string]parsedEntry{}
+	for _, s := range list {
+		key, _ := filepath.Rel(home, s.File)
+		if s.Command != "" {
+			got[key+" "+s.Name] = parsedEntry{Argv: append([]string{s.Command}, s.Args...)}
+		} else {
+			got[key+" "+s.Name] = parsedEntry{URL: s.URL}
+		}
+	}
+	return got
+}
+
+// readCodex: `codex mcp list --json` over ~/.codex/config.toml.
+func readCodex(t *testing.T, home string) map[string]parsedEntry {
+	out := agentStdout(t, append(agentEnv(home), "RUST_LOG=off"), home, npmServer(t, "codex"), "mcp", "list", "--json")
+	var list []struct {
+		Name      string
+		Transport struct {
+			Type, Command, URL string
+			Args               []string
+		}
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatalf("codex mcp list --json: %v\n%s", err, out)
+	}
+	got := map[string]parsedEntry{}
+	for _, s := range list {
+		if s.Transport.Type == "stdio" {
+			got[s.Name] = parsedEntry{Argv: append([]string{s.Transport.Command}, s.Transport.Args...)}
+		} else {
+			got[s.Name] = parsedEntry{URL: s.Transport.URL}
+		}
+	}
+	return got
+}
+
+// TestAgentParsers: for each agent whose own config reader installs
+// from npm and runs offline, wrap the fixture home's files of that
+// agent; the agent's reader accepts every file wrap edited and reads
+// each stdio server as mcpguard (its own flags, "--") in front of the
+// argv it read before, and each remote server, and each entry wrap
+// lists and leaves for the user, as before; unwrap restores every file.
+func TestAgentParsers(t *testing.T) {
+	t.Parallel()
+	for _, a := range []struct {
+		name          string
+		read          agentReader
+		stdio, remote int      // what the reader must find in the fixture
+		left          []string // the stdio entries wrap leaves alone
+	}{
+		{"copilot", readCopilot, 1, 1, nil},
+		{"opencode", readOpencode, 2, 1, nil},
+		// A YAML entry in flow style is left for the user.
+		{"continue", readContinue, 10, 2, []string{".continue/config.yaml Inline"}},
+		{"codex", readCodex, 3, 1, nil},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			requireGuard(t)
+			home, orig := fixtureAgentHome(t)
+			env := cleanEnv(home)
+			before := a.read(t, home)
+			stdio := 0
+			for _, e := range before {
+				if e.Argv != nil {
+					stdio++
+				}
+			}
+			if stdio != a.stdio || len(before)-stdio != a.remote {
+				t.Fatalf("%s read %d stdio and %d remote servers in the fixture, want %d and %d: %v", a.name, stdio, len(before)-stdio, a.stdio, a.remote, before)
+			}
+
+			scope := []string{"--client", a.name, "--project", filepath.Join(home, "project")}
+			if out, errOut, code := runMcpguard(t, env, append([]string{"wrap"}, scope...)...); code != 0 {
+				t.Fatalf("wrap: status %d\n%s%s", code, out, errOut)
+			}
+			after := a.read(t, home)
+			if len(after) != len(before) {
+				t.Errorf("%s reads %d servers after wrap, %d before: %v", a.name, len(after), len(before), after)
+			}
+			for key, was := range before {
+				now, ok := after[key]
+				switch {
+				case !ok:
+					t.Errorf("%s: %s is gone after wrap", a.name, key)
+				case was.Argv == nil || slices.Contains(a.left, key):
+					if now.URL != was.URL || !slices.Equal(now.Argv, was.Argv) {
+						t.Errorf("%s: %s, which wrap leaves alone, changed: %+v -> %+v", a.name, key, was, now)
+					}
+				case len(now.Argv) == 0 || !isGuard(now.Argv[0]):
+					t.Errorf("%s: %s runs %q after wrap, want mcpguard in front of %q", a.name, key, now.Argv, was.Argv)
+				default:
+					sep := slices.Index(now.Argv, "--")
+					if sep < 0 || !slices.Equal(now.Argv[sep+1:], was.Argv) {
+						t.Errorf("%s: %s runs %q after wrap, want mcpguard ... -- %q", a.name, key, now.Argv, was.Argv)
+					}
+				}
+			}
+
+			if out, errOut, code := runMcpguard(t, env, append([]string{"unwrap"}, scope...)...); code != 0 {
+				t.Fatalf("unwrap: status %d\n%s%s", code, out, errOut)
+			}
+			for rel, want := range orig {
+				if got, err := os.ReadFile(filepath.Join(home, rel)); err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s after unwrap (%v):\n%s\nwant:\n%s", rel, err, got, want)
+				}
+			}
+		})
+	}
+}
