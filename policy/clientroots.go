@@ -270,6 +270,13 @@ type basedCheck interface {
 	CheckFrom(value string, bases []string) *rules.Finding
 }
 
+// maxRequestRoots bounds the roots a retried request may carry: each
+// one is a root of the request's path_scope, built for that request and
+// searched for each path in it, so a request of a few hundred kilobytes
+// naming tens of thousands of roots would hold the session for seconds.
+// A workspace has a handful.
+const maxRequestRoots = 256
+
 // inputRoots judges the roots answers a client carries in a retried
 // request (protocol revision 2026-07-28: params.inputResponses, where a
 // member with a roots array answers the server's roots/list input
@@ -309,6 +316,11 @@ func (s judge) inputRoots(m *message.Message) ([]string, *message.Rejection) {
 		if err := unmarshalLoose(resp, &r); err != nil {
 			return nil, &message.Rejection{ErrorCode: codes.Malformed, Tool: clean(m.Name),
 				Error: "rejected MCP input: a roots answer in params.inputResponses cannot be decoded", Remediation: "Send roots as an array of {uri}."}
+		}
+		if len(bases)+len(r.Roots) > maxRequestRoots {
+			return nil, &message.Rejection{ErrorCode: codes.PathScope, Tool: clean(m.Name), Field: "inputResponses",
+				Error:       "rejected MCP input: the roots answers in params.inputResponses name more than " + strconv.Itoa(maxRequestRoots) + " roots",
+				Remediation: "Answer roots/list with the workspace's directories only."}
 		}
 		for _, root := range r.Roots {
 			path, ok := rootPath(root.URI)

@@ -342,6 +342,18 @@ func TestClientRootsInRetriedRequest(t *testing.T) {
 	if rej := call(s, "/etc/hostname", "file:///"); rej == nil || rej.Field != "inputResponses" {
 		t.Errorf("a retried request whose root is /: %+v", rej)
 	}
+	// A bounded number of roots: each is a root of the request's
+	// path_scope, searched for each of its paths.
+	many := []string{sub}
+	for i := range maxRequestRoots {
+		many = append(many, "file://"+root+"/sub/"+strconv.Itoa(i))
+	}
+	if rej := call(s, root+"/sub/a.go", many[:maxRequestRoots]...); rej != nil {
+		t.Errorf("a request with %d roots: %+v", maxRequestRoots, rej)
+	}
+	if rej := call(s, root+"/sub/a.go", many...); rej == nil || rej.Field != "inputResponses" || !strings.Contains(rej.Error, "more than") {
+		t.Errorf("a request with %d roots: %+v", len(many), rej)
+	}
 	// The roots held for their request only.
 	if rej := call(s, root+"/sub/a.go"); rej == nil || !strings.Contains(rej.Remediation, "roots/list") {
 		t.Errorf("a later request without roots, before any directory is known: %+v", rej)
