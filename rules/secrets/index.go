@@ -56,11 +56,13 @@ type index struct {
 
 // head is a distinct needle text in a list: word holds its first bytes
 // (at most 8, little-endian, lower-cased when fold), mask covers them,
-// k is its first needle. One masked compare of a word loaded from the
-// text rejects almost every other needle of the pair.
+// k is its first needle, fold is its needle's. One masked compare of a
+// word loaded from the text rejects almost every other needle of the
+// pair without reading the needle.
 type head struct {
 	word, mask uint64
 	k          int32
+	fold       bool
 }
 
 func pairOf(a, b byte) uint16 { return uint16(lowerByte[a])<<8 | uint16(lowerByte[b]) }
@@ -125,7 +127,7 @@ func newIndex(needles []needle) *index {
 		if len(n.text) < 8 {
 			mask = 1<<(8*len(n.text)) - 1
 		}
-		ix.lists[k-1] = append(ix.lists[k-1], head{word: word & mask, mask: mask, k: int32(i)})
+		ix.lists[k-1] = append(ix.lists[k-1], head{word: word & mask, mask: mask, k: int32(i), fold: n.fold})
 	}
 	return ix
 }
@@ -247,15 +249,22 @@ func (ix *index) at(s string, at int, hit func(n *needle, at int) bool) bool {
 	w, _ := wordAt(s, at)
 	lw := lower8(w)
 	for _, h := range ix.lists[ix.slot[lp]-1] {
+		x := w
+		if h.fold {
+			x = lw
+		}
+		if x&h.mask != h.word {
+			continue
+		}
 		n := &ix.needles[h.k]
 		if len(s)-at < len(n.text) {
 			continue
 		}
 		if n.fold {
-			if lw&h.mask != h.word || len(n.text) > 8 && !equalFoldLower(s[at+8:at+len(n.text)], n.text[8:]) {
+			if len(n.text) > 8 && !equalFoldLower(s[at+8:at+len(n.text)], n.text[8:]) {
 				continue
 			}
-		} else if w&h.mask != h.word || len(n.text) > 8 && s[at+8:at+len(n.text)] != n.text[8:] {
+		} else if len(n.text) > 8 && s[at+8:at+len(n.text)] != n.text[8:] {
 			continue
 		}
 		for k := h.k; k >= 0; k = ix.same[k] {
