@@ -402,7 +402,7 @@ func decodings(s string, sep byte, buf []byte) (out [2][]byte, n int) {
 		return out, n
 	}
 	flat := s
-	if strings.ContainsAny(s, "\r\n") {
+	if containsEither(s, '\r', '\n') {
 		b := buf[:0]
 		for i := 0; i < len(s); i++ {
 			if s[i] != '\r' && s[i] != '\n' {
@@ -424,7 +424,7 @@ func decodings(s string, sep byte, buf []byte) (out [2][]byte, n int) {
 		b64 = b64[:len(b64)-1] // 4n+1 characters are not base64: drop one
 	}
 	enc := base64.RawStdEncoding
-	if strings.ContainsAny(b64, "-_") {
+	if containsEither(b64, '-', '_') {
 		enc = base64.RawURLEncoding
 	}
 	d := buf[:enc.DecodedLen(len(b64))]
@@ -450,6 +450,12 @@ func decodings(s string, sep byte, buf []byte) (out [2][]byte, n int) {
 		out[n], n = d[:k], n+1
 	}
 	return out, n
+}
+
+// containsEither is strings.ContainsAny of two bytes, without the set
+// ContainsAny builds on every call.
+func containsEither(s string, a, b byte) bool {
+	return strings.IndexByte(s, a) >= 0 || strings.IndexByte(s, b) >= 0
 }
 
 // decodeRoom is the scratch decodings needs for a run of n bytes: the
