@@ -282,11 +282,6 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 	if len(argv) == 0 {
 		return 2, errors.New("no server command: mcpguard [run] [--policy FILE] -- COMMAND [ARGS...]")
 	}
-	pol, err := loadPolicy(ctx.String("policy"), ctx.String("mode"))
-	if err != nil {
-		return 2, err
-	}
-	pol = withServerName(pol, ctx.String("server-name"))
 	maxReq, maxResp := sizeValue(ctx, "max-request-bytes"), sizeValue(ctx, "max-response-bytes")
 	if n := sizeValue(ctx, "max-message-bytes"); n > 0 {
 		maxReq, maxResp = n, n
@@ -294,12 +289,53 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 	if maxReq <= 0 || maxResp <= 0 {
 		return 2, errors.New("message size limits must be positive")
 	}
-	if f, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		fmt.Fprint(c.stderr, terminalNotice)
-	}
 	rot := eventlog.Rotation{MaxBytes: int64(sizeValue(ctx, "log-max-bytes")), Backups: ctx.Int("log-backups")}
 	if rot.Backups < 1 {
 		return 2, errors.New("--log-backups must be at least 1")
+	}
+	reload := func() (*policy.Policy, error) {
+		p, err := loadPolicy(ctx.String("policy"), ctx.String("mode"))
+		if err != nil {
+			return nil, err
+		}
+		return withServerName(p, ctx.String("server-name")), nil
+	}
+	cfg := proxy.Config{
+		Argv:             argv,
+		MaxRequestBytes:  maxReq,
+		MaxResponseBytes: maxResp,
+		Grace:            durationValue(ctx, "grace"),
+		Stdin:            c.stdin,
+		Stdout:           c.stdout,
+		Stderr:           c.stderr,
+		RawStderr:        ctx.Bool("raw-stderr"),
+		Reload:           reload,
+		BoundMemory:      true,
+	}
+	// A policy file loads and validates while its server starts (see
+	// proxy.Server): nothing is relayed before it is in force, and one
+	// that does not load ends the server before any byte has passed. The
+	// baseline is built at once, and an unfiltered stderr cannot be held.
+	var pol *policy.Policy
+	if ctx.String("policy") != "" && !cfg.RawStderr {
+		loaded := make(chan error, 1)
+		go func() {
+			var err error
+			pol, err = reload()
+			loaded <- err
+		}()
+		cfg.Server = proxy.Start(cfg)
+		err = <-loaded
+	} else {
+		pol, err = reload()
+	}
+	if err != nil {
+		abort(cfg.Server)
+		return 2, err
+	}
+	cfg.Policy = pol
+	if f, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		fmt.Fprint(c.stderr, terminalNotice)
 	}
 	w, _, err := eventlog.Open(ctx.String("log"), rot, c.stderr)
 	if err != nil {
@@ -318,33 +354,23 @@ func (c *command) runRelay(ctx *cli.Context) (int, error) {
 		case errors.Is(err, telemetry.ErrDisabled):
 			tel = nil
 		case err != nil:
+			abort(cfg.Server)
 			return 2, err
 		}
 	}
 	// Export shuts down after the relay has written its last reply: it can
 	// delay mcpguard's exit, never a message.
 	defer tel.Shutdown()
-	return proxy.Run(proxy.Config{
-		Argv:             argv,
-		Policy:           pol,
-		Log:              log,
-		Telemetry:        tel,
-		MaxRequestBytes:  maxReq,
-		MaxResponseBytes: maxResp,
-		Grace:            durationValue(ctx, "grace"),
-		Stdin:            c.stdin,
-		Stdout:           c.stdout,
-		Stderr:           c.stderr,
-		RawStderr:        ctx.Bool("raw-stderr"),
-		Reload: func() (*policy.Policy, error) {
-			p, err := loadPolicy(ctx.String("policy"), ctx.String("mode"))
-			if err != nil {
-				return nil, err
-			}
-			return withServerName(p, ctx.String("server-name")), nil
-		},
-		BoundMemory: true,
-	}), nil
+	cfg.Log, cfg.Telemetry = log, tel
+	return proxy.Run(cfg), nil
+}
+
+// abort ends a server started before its run failed to configure; nil
+// when none was.
+func abort(s *proxy.Server) {
+	if s != nil {
+		s.Abort()
+	}
 }
 
 // terminalNotice is what mcpguard says on stderr when started by hand on
@@ -355,7 +381,8 @@ const terminalNotice = "mcpguard: relaying MCP on stdin and stdout: an agent (an
 
 // loadPolicy loads the policy file (the baseline when path is empty) and
 // applies a --mode override. A bad policy is a configuration error: the
-// server is never started under a policy that did not load.
+// server never runs under a policy that did not load (runRelay ends one
+// started beside the load before anything has passed).
 func loadPolicy(path, mode string) (*policy.Policy, error) {
 	var pol *policy.Policy
 	if path == "" {

@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,13 +48,18 @@ func TestBadPolicyStopsBeforeTheServer(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("version: 1\nmode: lenient\n"), 0o600)
+	// The server starts while the policy loads; one that did not load
+	// ends it, and nothing it wrote passes.
 	marker := filepath.Join(dir, "started")
-	status, _, stderr := runCLI(t, "", "--log", "-", "--policy", bad, "--", "touch", marker)
-	if status != 2 || !strings.Contains(stderr, "bad.yaml:2:7: mode") {
-		t.Errorf("status %d stderr %q", status, stderr)
+	status, stdout, stderr := runCLI(t, "", "--log", "-", "--policy", bad, "--",
+		"sh", "-c", `echo $$ >"$0"; echo server-says >&2; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; exec sleep 30`, marker)
+	if status != 2 || !strings.Contains(stderr, "bad.yaml:2:7: mode") || strings.Contains(stderr, "server-says") || stdout != "" {
+		t.Errorf("status %d stdout %q stderr %q", status, stdout, stderr)
 	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Error("the server was started under a policy that did not load")
+	if b, err := os.ReadFile(marker); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == nil {
+			t.Errorf("the server %d still runs under a policy that did not load", pid)
+		}
 	}
 	status, _, _ = runCLI(t, "", "check", bad)
 	if status != 1 {

@@ -37,8 +37,9 @@ type downstream struct {
 //
 // redact, when not nil, is applied to each line after text (the secrets of
 // the policy: a server that logs its token must not put it on the agent's
-// screen or in its logs).
-func startDownstream(argv []string, stderr io.Writer, rawStderr bool, redact func(string) string) (*downstream, error) {
+// screen or in its logs). When release is not nil, the server's stderr is
+// not read before a value arrives on it: true copies it, false drops it.
+func startDownstream(argv []string, stderr io.Writer, rawStderr bool, redact func(string) string, release <-chan bool) (*downstream, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no server command given")
 	}
@@ -95,6 +96,9 @@ func startDownstream(argv []string, stderr io.Writer, rawStderr bool, redact fun
 		go func() {
 			defer close(d.stderrDone)
 			defer errR.Close()
+			if release != nil && !<-release {
+				return
+			}
 			copyStderrWith(stderr, errR, redact)
 		}()
 	} else {

@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -64,6 +61,9 @@ type Config struct {
 	// message + 64 MiB as messages come (see memoryBudget): for the
 	// mcpguard process, not a test that runs relays in its own.
 	BoundMemory bool
+	// Server is the server when Start started it before the policy was
+	// loaded; nil: Run starts Argv itself.
+	Server *Server
 }
 
 // ServerName is the name a run is logged under: the policy's server, else
@@ -112,60 +112,31 @@ type relay struct {
 // could not be started).
 func Run(cfg Config) int {
 	cfg = cfg.withDefaults()
-
-	// Writes to a closed stdout must fail with EPIPE, not kill mcpguard
-	// before it has stopped the server. Notify (not Ignore) so the server
-	// does not inherit an ignored SIGPIPE.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	srv := cfg.Server
+	if srv == nil {
+		srv = Start(cfg)
+	}
+	if srv.err != nil {
+		fmt.Fprintf(cfg.Stderr, "mcpguard: cannot start %q: %v\n", srv.argv, srv.err)
+		cfg.Log.Log(eventlog.Event{Level: zerolog.ErrorLevel, Event: eventlog.EventStart, Message: "cannot start the MCP server: " + srv.err.Error()})
+		return 127
+	}
+	defer srv.stopSignals()
 
 	for _, w := range cfg.Policy.RootWarnings(cfg.Argv) {
 		fmt.Fprintln(cfg.Stderr, "mcpguard: warning: "+w)
 		cfg.Log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventWarning, Message: w})
 	}
+	srv.inForceNow(cfg.Policy)
 
-	reserveProcs()
 	growPipe(cfg.Stdin)
 	growPipe(cfg.Stdout)
-	var inForce atomic.Pointer[policy.Policy] // for the server's stderr; a reload replaces it
-	inForce.Store(cfg.Policy)
-	redact := func(s string) string { return inForce.Load().RedactSecrets(s) }
-	server, err := startDownstream(cfg.Argv, cfg.Stderr, cfg.RawStderr, redact)
-	if err != nil {
-		fmt.Fprintf(cfg.Stderr, "mcpguard: cannot start %q: %v\n", cfg.Argv, err)
-		cfg.Log.Log(eventlog.Event{Level: zerolog.ErrorLevel, Event: eventlog.EventStart, Message: "cannot start the MCP server: " + err.Error()})
-		return 127
-	}
-
 	if cfg.Labels == nil {
 		labels := sessionstore.ForParent()
 		defer labels.Close()
 		cfg.Labels = labels
 	}
-
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer func() {
-		signal.Stop(signals) // no send after it returns
-		close(signals)
-	}()
-	// One pending reload is enough: a SIGHUP that lands while one runs
-	// is served by the next, which reads the files after it.
-	reloads := make(chan struct{}, 1)
-	go func() {
-		defer close(reloads) // its only sender
-		for sig := range signals {
-			if sig == syscall.SIGHUP && cfg.Reload != nil {
-				select {
-				case reloads <- struct{}{}:
-				default:
-				}
-				continue
-			}
-			server.signal(sig.(syscall.Signal))
-			go server.escalate(cfg.Grace)
-		}
-	}()
-	return serve(cfg, server, reloads, func(p *policy.Policy) { inForce.Store(p) })
+	return serve(cfg, srv.d, srv.reloads, srv.inForce.Store)
 }
 
 // withDefaults fills in what cfg leaves zero.
