@@ -214,7 +214,7 @@ func credentialAfter(s string, at, n int) bool {
 		if e < 8 {
 			return w[e] == '\\'
 		}
-		return e <= 200 || strings.IndexAny(w[8:e], "&#") >= 0
+		return e <= 200 || strings.ContainsAny(w[8:e], "&#")
 	}
 	for k := 0; ; k++ {
 		if i >= len(s) {

@@ -123,7 +123,7 @@ func (r *rule) prepareQuick() {
 func (r *rule) mayMatch(w string) bool {
 	r.prepareQuick()
 	for _, need := range r.needs {
-		if strings.IndexAny(w, need) < 0 {
+		if !strings.ContainsAny(w, need) {
 			return false
 		}
 	}
