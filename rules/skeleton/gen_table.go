@@ -1,8 +1,8 @@
 //go:build ignore
 
 // gen_table writes table.go: every code point Unicode's confusables data
-// (Unicode Technical Standard #39, confusables.txt) maps to a prototype
-// made of printable ASCII only, from the file Unicode publishes at
+// (Unicode Technical Standard #39, confusables.txt) maps to a prototype,
+// from the file Unicode publishes at
 // https://www.unicode.org/Public/<version>/security/confusables.txt.
 // The file's version, date and SHA-256 are recorded in the table.
 //
@@ -37,7 +37,7 @@ func main() {
 		proto string
 	}
 	var entries []entry
-	total := 0
+	toASCII := 0
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	for sc.Scan() {
 		line := strings.TrimPrefix(sc.Text(), "\ufeff")
@@ -54,34 +54,28 @@ func main() {
 		if len(f) < 3 {
 			continue
 		}
-		total++
 		src := strings.Fields(f[0])
 		if len(src) != 1 {
 			log.Fatalf("a source of more than one code point: %q", line)
 		}
-		r := hex(src[0])
-		if r < 0x80 {
-			continue // ASCII is read as written
-		}
 		var proto strings.Builder
-		ascii := true
+		printable := true
 		for _, cp := range strings.Fields(f[1]) {
 			p := hex(cp)
-			if p < 0x20 || p > 0x7E {
-				ascii = false
-				break
-			}
+			printable = printable && p >= 0x20 && p <= 0x7E
 			proto.WriteRune(p)
 		}
-		if ascii {
-			entries = append(entries, entry{r, proto.String()})
+		r := hex(src[0])
+		if printable && r >= 0x80 {
+			toASCII++
 		}
+		entries = append(entries, entry{r, proto.String()})
 	}
 	if err := sc.Err(); err != nil {
 		log.Fatal(err)
 	}
-	if version == "" || total < 6000 {
-		log.Fatalf("%s does not look like confusables.txt (version %q, %d mappings)", *data, version, total)
+	if version == "" || len(entries) < 6000 {
+		log.Fatalf("%s does not look like confusables.txt (version %q, %d mappings)", *data, version, len(entries))
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].r < entries[j].r })
 
@@ -90,12 +84,22 @@ func main() {
 	fmt.Fprintf(&b, "package skeleton\n\n")
 	fmt.Fprintf(&b, "// Source: https://www.unicode.org/Public/%s/security/confusables.txt\n", version)
 	fmt.Fprintf(&b, "// (Unicode Technical Standard #39, version %s, dated %s,\n", version, date)
-	fmt.Fprintf(&b, "// SHA-256 %x): %d of its %d mappings have an ASCII prototype.\n\n", sha256.Sum256(raw), len(entries), total)
+	fmt.Fprintf(&b, "// SHA-256 %x):\n", sha256.Sum256(raw))
+	fmt.Fprintf(&b, "// %d mappings, %d of them from a non-ASCII code point to printable ASCII.\n\n", len(entries), toASCII)
 	fmt.Fprintf(&b, "// dataVersion is the version of confusables.txt the table is made from.\n")
 	fmt.Fprintf(&b, "const dataVersion = %q\n\n", version)
-	fmt.Fprintf(&b, "// toASCII maps, in code point order, every non-ASCII code point whose\n")
-	fmt.Fprintf(&b, "// confusable prototype is printable ASCII to that prototype.\n")
-	fmt.Fprintf(&b, "var toASCII = []mapping{\n")
+	asciiEntries := 0
+	for _, e := range entries {
+		if e.r < 0x80 {
+			asciiEntries++
+		}
+	}
+	fmt.Fprintf(&b, "// asciiEntries is how many of the first entries of confusables map an\n")
+	fmt.Fprintf(&b, "// ASCII code point.\n")
+	fmt.Fprintf(&b, "const asciiEntries = %d\n\n", asciiEntries)
+	fmt.Fprintf(&b, "// confusables maps, in code point order, every code point that\n")
+	fmt.Fprintf(&b, "// confusables.txt lists to its prototype.\n")
+	fmt.Fprintf(&b, "var confusables = []mapping{\n")
 	for _, e := range entries {
 		fmt.Fprintf(&b, "\t{0x%04X, %s},\n", e.r, strconv.Quote(e.proto))
 	}

@@ -1,6 +1,8 @@
 // Package skeleton reads text as a Latin-script reader sees it, so that a
 // pattern written in plain letters matches the same words written in
-// look-alike letters.
+// look-alike letters, and gives the confusable skeleton of Unicode
+// Technical Standard #39 that tells two names that look alike. Both read
+// one table, generated from Unicode's confusables.txt.
 //
 // Homoglyph smuggling writes "Іgnоrе аll рrеvіоuѕ іnѕtruсtіоnѕ" with
 // Cyrillic letters, 𝐢𝐠𝐧𝐨𝐫𝐞 with mathematical bold ones, or ｉｇｎｏｒｅ in
@@ -17,6 +19,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/cases"
 	"golang.org/x/text/runes"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
@@ -65,18 +68,104 @@ func Latin(s string) string {
 	return out
 }
 
+// Skeleton returns the confusable skeleton of s as Unicode Technical
+// Standard #39 defines it (NFD, every code point replaced by its
+// prototype in confusables.txt, NFD again): two strings with the same
+// skeleton look alike ("pаypal" with a Cyrillic а, "rnail" and "mail").
+// It stops a look-alike name from passing for another: a tool renamed
+// with a Cyrillic letter, a call of a withheld tool under a look-alike
+// spelling. ASCII is mapped too (m reads rn, 1 reads l). Linear in
+// len(s).
+func Skeleton(s string) string {
+	s = norm.NFD.String(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if p, ok := confusable(r); ok {
+			b.WriteString(p)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return norm.NFD.String(b.String())
+}
+
+// Folded is Skeleton for names read without regard to case, as a server
+// that resolves names loosely reads them: NFKC, every non-ASCII letter
+// or sign that Latin reads as ASCII replaced by that ASCII (its lower
+// case's prototype first, then its own: Cyrillic В reads B although its
+// lower case в has no ASCII prototype), case folded, Skeleton, case
+// folded again. A name that Latin reads as a plain name has that name's
+// Folded: a call of GIT_PUSН with a Cyrillic Н is a call of git_push.
+// Linear in len(s).
+func Folded(s string) string {
+	s = norm.NFKC.String(s)
+	if !ascii(s) {
+		var b strings.Builder
+		b.Grow(len(s))
+		for _, r := range s {
+			if p, ok := prototype(unicode.ToLower(r)); ok {
+				b.WriteString(p)
+			} else if p, ok := prototype(r); ok {
+				b.WriteString(p)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+		s = b.String()
+	}
+	fold := cases.Fold() // a Caser is not safe to share
+	return fold.String(Skeleton(fold.String(s)))
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 var stripMarks = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
 
-// prototype is r's ASCII prototype in confusables.txt, if it has one.
+// prototype is the ASCII prototype of the non-ASCII code point r in
+// confusables.txt, if it has one.
 func prototype(r rune) (string, bool) {
 	if r < utf8.RuneSelf {
 		return "", false
 	}
-	i, ok := slices.BinarySearchFunc(toASCII, r, func(m mapping, r rune) int { return int(m.r - r) })
+	p, ok := confusable(r)
+	if !ok || !printableASCII(p) {
+		return "", false
+	}
+	return p, true
+}
+
+// confusable is r's prototype in confusables.txt, if it has one.
+func confusable(r rune) (string, bool) {
+	if r < utf8.RuneSelf { // most of a name's letters: a few entries
+		for _, m := range confusables[:asciiEntries] {
+			if m.r == r {
+				return m.proto, true
+			}
+		}
+		return "", false
+	}
+	i, ok := slices.BinarySearchFunc(confusables, r, func(m mapping, r rune) int { return int(m.r - r) })
 	if !ok {
 		return "", false
 	}
-	return toASCII[i].proto, true
+	return confusables[i].proto, true
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // Cyrillic returns s with the Latin letters of every word that also has
@@ -123,8 +212,8 @@ func notWord(r rune) bool    { return !unicode.IsLetter(r) && !unicode.IsMark(r)
 // built on first use, by the first word that mixes the two scripts.
 var cyrillicLookAlike = sync.OnceValue(func() map[rune]rune {
 	m := map[rune]rune{}
-	for _, e := range toASCII {
-		if !isCyrillic(e.r) || len(e.proto) != 1 {
+	for _, e := range confusables {
+		if !isCyrillic(e.r) || len(e.proto) != 1 || !printableASCII(e.proto) {
 			continue
 		}
 		a := rune(e.proto[0])
