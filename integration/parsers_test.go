@@ -6,16 +6,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
-// The agents' own config readers over the fixture home wrap's unit
-// tests use (proxy/agentconfig/testdata/home, an agent config of every
-// agent in the table): each reads its files before wrap, after wrap and
-// the readings must agree entry for entry, every stdio entry now
-// mcpguard in front of the command it had; unwrap gives every file of
-// the home back byte for byte.
+// The agents' own config readers (Claude Code, Gemini CLI, Codex,
+// Copilot CLI, opencode, Continue's parser) over the fixture home wrap's
+// unit tests use (proxy/agentconfig/testdata/home, an agent config of
+// every agent in the table): each reads its files before wrap, after
+// wrap and the readings must agree entry for entry, every stdio entry
+// now mcpguard in front of the command it had; unwrap gives every file
+// of the home back byte for byte.
 
 // parsedEntry is one MCP server as an agent's reader read it: the argv
 // it starts (command first) or, for a remote server, its URL.
@@ -160,12 +163,58 @@ func readCodex(t *testing.T, home string) map[string]parsedEntry {
 	return got
 }
 
+// listedEntries reads an agent's text listing of its servers, one line
+// each; line matches the name (group 1), what it runs or its URL (2) and,
+// for a remote server, its transport (3). A command line is split at
+// spaces (no argument in the fixture holds one).
+func listedEntries(t *testing.T, listing string, line *regexp.Regexp) map[string]parsedEntry {
+	t.Helper()
+	got := map[string]parsedEntry{}
+	for _, m := range line.FindAllStringSubmatch(listing, -1) {
+		if m[3] != "" {
+			got[m[1]] = parsedEntry{URL: m[2]}
+		} else {
+			got[m[1]] = parsedEntry{Argv: strings.Fields(m[2])}
+		}
+	}
+	return got
+}
+
+// geminiLine is a server in `gemini mcp list`: "✗ NAME: WHAT (stdio) -
+// Disconnected", "(from EXTENSION)" after the name of an extension's.
+var geminiLine = regexp.MustCompile(`(?m)^\S+ (\S+?)(?: \(from [^)]+\))?: (.*) \((?:stdio|(sse|http))\) - \w+$`)
+
+// readGemini: `gemini mcp list` reads ~/.gemini/settings.json and every
+// extension's gemini-extension.json (with ${extensionPath} expanded). It
+// tries each server, which fails at once here: the fixture's commands do
+// not exist or find no network.
+func readGemini(t *testing.T, home string) map[string]parsedEntry {
+	env := append(agentEnv(home), "npm_config_offline=true")
+	return listedEntries(t, runAgent(t, env, home, "gemini", "mcp", "list"), geminiLine) // it lists on stderr
+}
+
+// claudeLine is a server in `claude mcp list`: "NAME: WHAT - ✘ Failed to
+// connect", " (HTTP)" or " (SSE)" after a remote server's URL.
+var claudeLine = regexp.MustCompile(`(?m)^([^\s:]+): (.*?)(?: \((HTTP|SSE)\))? - \S+ [A-Z].*$`)
+
+// readClaude: `claude mcp list`, run in the fixture's project, reads
+// ~/.claude.json (user servers and the project's local ones) and the
+// project's .mcp.json (whose servers it lists as pending approval, not
+// started). It tries each other server, which fails at once here.
+func readClaude(t *testing.T, home string) map[string]parsedEntry {
+	env := append(agentEnv(home), "npm_config_offline=true")
+	return listedEntries(t, runAgent(t, env, filepath.Join(home, "project"), "claude", "mcp", "list"), claudeLine)
+}
+
 // TestAgentParsers: for each agent whose own config reader installs
 // from npm and runs offline, wrap the fixture home's files of that
 // agent; the agent's reader accepts every file wrap edited and reads
 // each stdio server as mcpguard (its own flags, "--") in front of the
 // argv it read before, and each remote server, and each entry wrap
-// lists and leaves for the user, as before; unwrap restores every file.
+// lists and leaves for the user, as before; unwrap restores every file
+// as it was before wrap (after the agent's first run: Claude Code
+// rewrites ~/.claude.json in its own layout), and unwraps the entry
+// the fixture wrapped by hand.
 func TestAgentParsers(t *testing.T) {
 	t.Parallel()
 	for _, a := range []struct {
@@ -179,13 +228,27 @@ func TestAgentParsers(t *testing.T) {
 		// A YAML entry in flow style is left for the user.
 		{"continue", readContinue, 10, 2, []string{".continue/config.yaml Inline"}},
 		{"codex", readCodex, 3, 1, nil},
+		{"gemini", readGemini, 2, 1, nil},
+		// An entry guarded by hand already.
+		{"claude-code", readClaude, 4, 2, []string{"guarded"}},
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
 			requireGuard(t)
-			home, orig := fixtureAgentHome(t)
+			home, files := fixtureAgentHome(t)
 			env := cleanEnv(home)
 			before := a.read(t, home)
+			orig := map[string][]byte{}
+			for rel := range files {
+				b, err := os.ReadFile(filepath.Join(home, rel))
+				if err != nil {
+					t.Fatal(err)
+				}
+				orig[rel] = b
+				if a.name == "claude-code" { // the entry wrapped by hand is Claude Code's
+					orig[rel] = bytes.Replace(b, []byte(handWrapped), []byte(handUnwrapped), 1)
+				}
+			}
 			stdio := 0
 			for _, e := range before {
 				if e.Argv != nil {
@@ -234,3 +297,19 @@ func TestAgentParsers(t *testing.T) {
 		})
 	}
 }
+
+// handWrapped is the fixture's entry wrapped by hand before wrap runs
+// (in the layout Claude Code writes ~/.claude.json in, which is the
+// fixture's own), and handUnwrapped what unwrap makes of it.
+const (
+	handWrapped = `      "command": "/usr/local/bin/mcpguard",
+      "args": [
+        "--policy",
+        "/home/me/.config/mcpguard/fetch.yaml",
+        "--",
+        "uvx",
+`
+	handUnwrapped = `      "command": "uvx",
+      "args": [
+`
+)
