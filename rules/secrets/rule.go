@@ -130,6 +130,40 @@ func (r *rule) mayMatch(w string) bool {
 	return true
 }
 
+// lacksNeed reports whether the window s[lo:hi] lacks every character
+// of one of the rule's needs (it holds no match: see mayMatch) and, when
+// it does, where the first character of such a need after the window is
+// (of stop too: a raw JSON escape may spell one), len(s) when there is
+// none. A later keyword's window holds no match either when it starts
+// inside this one and ends at or before that point; one that reaches
+// past it must be searched: a decoy keyword a few hundred bytes before a
+// credential must not hide it.
+func (r *rule) lacksNeed(s string, lo, hi int, stop string) (bool, int) {
+	r.prepareQuick()
+	w := s[lo:hi]
+	lacks, next := false, hi
+	for _, need := range r.needs {
+		if strings.IndexAny(w, need) >= 0 {
+			continue
+		}
+		lacks = true
+		i := strings.IndexAny(s[hi:], need+stop)
+		if i < 0 {
+			return true, len(s)
+		}
+		next = max(next, hi+i)
+	}
+	return lacks, next
+}
+
+// lacksUntil is whether a keyword at [at, at+n) of a rule whose window
+// before lacked a need, up to lacksTo (lacksNeed), lacks it too: its
+// window ends at or before lacksTo (every window does when it is the
+// text's end).
+func lacksUntil(at, n, lacksTo, textLen int) bool {
+	return lacksTo == textLen || at+n+windowAfter <= lacksTo
+}
+
 //go:generate go test -run ^TestTables$ -update
 
 // leading is a rule's leading literals (leadingLiterals), generated

@@ -362,10 +362,14 @@ func (sc *Scanner) find(s string) []Finding {
 	}
 	slices.SortStableFunc(hits, func(a, b ruleHit) int { return cmp.Compare(a.rule, b.rule) })
 	doneRule, doneTo := -1, -1
+	lacksRule, lacksTo := -1, -1                     // a window of lacksRule before lacked a need up to lacksTo
 	windowRule, windowRuns, anchoredRuns := -1, 0, 0 // windowRuns: of windowRule
 	var memo quickMemo
 	for _, h := range hits {
 		if h.rule == doneRule && h.at < doneTo {
+			continue
+		}
+		if h.rule == lacksRule && lacksUntil(h.at, h.n, lacksTo, len(s)) {
 			continue
 		}
 		r := sc.rules[h.rule]
@@ -388,8 +392,9 @@ func (sc *Scanner) find(s string) []Finding {
 		if !r.anchors && !r.backAnchor {
 			// A window without the characters every match holds is
 			// not searched, and costs no budget.
-			if hi := min(len(s), h.at+h.n+windowAfter); !r.mayMatch(s[max(0, h.at-windowBefore):hi]) {
-				doneRule, doneTo = h.rule, hi
+			lacks, next := r.lacksNeed(s, max(0, h.at-windowBefore), min(len(s), h.at+h.n+windowAfter), "")
+			if lacks {
+				lacksRule, lacksTo = h.rule, next
 				continue
 			}
 		}
@@ -427,9 +432,24 @@ func (sc *Scanner) find(s string) []Finding {
 		found, hi := sc.matchesNear(r, s, h.at, h.n)
 		fs = append(fs, found...)
 		windowRuns++
-		doneRule, doneTo = h.rule, hi
+		doneRule, doneTo = h.rule, searchedTo(hi, len(s))
 	}
 	return fs
+}
+
+// searchedTo is how far a window search of a rule that ended at hi
+// (end: the end of the text, or of the JSON string it searched) stands
+// for the rule's later keywords: a keyword whose own window reaches more
+// than half a window past hi is searched again. A match around a later
+// keyword may end past hi, and one of fixed length (a Slack webhook's
+// 43 to 56 characters, then its end) cannot match cut short, so the cut
+// does not widen the search: a decoy keyword a few hundred bytes before
+// a credential would hide it.
+func searchedTo(hi, end int) int {
+	if hi >= end {
+		return end
+	}
+	return hi - windowAfter/2
 }
 
 // windowBudget and anchoredBudget are how many window runs of one rule
@@ -749,6 +769,7 @@ type rawCheck struct {
 	s        string
 	clean    bool
 	doneTo   []int // by rule: where its last window run ended
+	lacksTo  []int // by rule: how far its last skipped window lacked a need (lacksNeed)
 	runs     []int // by rule: its window runs
 	anchored int   // anchored runs of all rules
 	hiddenTo int   // where the last decoded window around a hidden character ended
@@ -773,7 +794,7 @@ func (rc *rawCheck) hit(n *needle, at int) bool {
 		return false
 	}
 	r := sc.rules[n.owner]
-	if rc.doneTo != nil && at < rc.doneTo[n.owner] {
+	if rc.doneTo != nil && (at < rc.doneTo[n.owner] || lacksUntil(at, len(n.text), rc.lacksTo[n.owner], len(s))) {
 		return true
 	}
 	if !r.passesQuick(s, at, len(n.text), &rc.memo) {
@@ -797,12 +818,14 @@ func (rc *rawCheck) hit(n *needle, at int) bool {
 		// A window without the characters every match holds is
 		// not searched, and costs no budget.
 		lo, hi, _, _ := rawjson.StringAround(s, at, max(0, at-windowBefore), min(len(s), at+len(n.text)+windowAfter))
-		if w := s[lo:hi]; strings.IndexByte(w, '\\') < 0 && !r.mayMatch(w) {
-			if rc.doneTo == nil {
-				rc.doneTo = make([]int, len(sc.rules))
+		if strings.IndexByte(s[lo:hi], '\\') < 0 {
+			if lacks, next := r.lacksNeed(s, lo, hi, `\`); lacks {
+				if rc.doneTo == nil {
+					rc.doneTo, rc.lacksTo = make([]int, len(sc.rules)), make([]int, len(sc.rules))
+				}
+				rc.lacksTo[n.owner] = next
+				return true
 			}
-			rc.doneTo[n.owner] = hi
-			return true
 		}
 	}
 	if rc.anchored++; rc.anchored > anchoredBudget(len(s)) {
@@ -847,13 +870,16 @@ func (rc *rawCheck) hit(n *needle, at int) bool {
 		w := pre + rawjson.Unescape(s[at:hi])
 		found, edge = sc.matchesWindow(r, w, 0, openLo, openHi)
 		done = hi
+		if openHi {
+			done = searchedTo(hi, len(s))
+		}
 	}
 	if len(found) > 0 || edge {
 		rc.clean = false
 		return false
 	}
 	if rc.doneTo == nil {
-		rc.doneTo = make([]int, len(sc.rules))
+		rc.doneTo, rc.lacksTo = make([]int, len(sc.rules)), make([]int, len(sc.rules))
 	}
 	if done >= 0 {
 		rc.doneTo[n.owner] = done

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // sample writes a random string that re matches: every alternative and
@@ -201,4 +203,59 @@ func FuzzQuick(f *testing.F) {
 			t.Fatalf("%s: with its quick test %v, without %v, in %q", r.spec.id, got, want, text)
 		}
 	})
+}
+
+// TestDecoyKeywordBefore: a keyword of a rule a few hundred bytes
+// before a credential of that rule (a decoy a hostile server or an
+// injected agent puts there) does not hide it, in Find or RawClean.
+// A search of the decoy's window stands for the rule's later keywords
+// only as far as a match around them cannot end past that window: a
+// Slack webhook 440 bytes after "hooks.slack.com" was passed over, its
+// fixed-length value cut by the decoy's window and its own keyword
+// taken as searched.
+func TestDecoyKeywordBefore(t *testing.T) {
+	t.Parallel()
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhook := "https://hooks.slack.com/services/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"
+	rnd := rand.New(rand.NewPCG(3, 4))
+	step := 12
+	if raceEnabled {
+		step = 36
+	}
+	for _, r := range sc.rules {
+		if r.scan != nil || r.anchors || r.backAnchor {
+			continue
+		}
+		var secret string
+		if r.spec.id == "slack-webhook-url" {
+			secret = webhook
+		} else {
+			secret = quickCorpus(t, r, rnd)[0]
+		}
+		if !slices.ContainsFunc(sc.find(secret), func(f Finding) bool { return f.Rule == r.spec.id }) {
+			continue // a sample the rule's allowlist or entropy excuses
+		}
+		raw := func(text string) []byte {
+			q, err := jsontext.AppendQuote(nil, text)
+			if err != nil {
+				return nil // a sample that is no valid UTF-8
+			}
+			return []byte(`{"text":` + string(q) + `}`)
+		}
+		rawFinds := !sc.RawClean(raw(secret))
+		for fill := 380; fill <= 560; fill += step {
+			text := r.keywords[0] + " " + strings.Repeat("q", fill) + " " + secret
+			if !slices.ContainsFunc(sc.find(text), func(f Finding) bool { return f.Rule == r.spec.id || f.Rule == TooDenseRule }) {
+				t.Errorf("%s: Find passes over %q after its keyword and %d bytes", r.spec.id, secret, fill)
+				break
+			}
+			if rawFinds && sc.RawClean(raw(text)) {
+				t.Errorf("%s: RawClean passes over %q after its keyword and %d bytes", r.spec.id, secret, fill)
+				break
+			}
+		}
+	}
 }
