@@ -93,7 +93,7 @@ func quickCorpus(t testing.TB, r *rule, rnd *rand.Rand) []string {
 	var out []string
 	samples := 12
 	if raceEnabled {
-		samples = 3
+		samples = 1
 	}
 	for range samples {
 		var b strings.Builder
@@ -156,6 +156,11 @@ func TestQuickIsSound(t *testing.T) {
 		if r.scan != nil || !sc.enabled[r.index] {
 			continue
 		}
+		if raceEnabled && r.index%3 != 0 {
+			// The race detector adds nothing to this one-goroutine
+			// check and slows it tenfold: a third of the rules.
+			continue
+		}
 		r.passesQuick("", 0, 0, nil)
 		if r.quick == nil {
 			t.Logf("%s: no quick test", r.spec.id)
@@ -169,7 +174,7 @@ func TestQuickIsSound(t *testing.T) {
 			}
 		}
 	}
-	if derived < 200 {
+	if derived < 200 && !raceEnabled {
 		t.Errorf("%d rules have a quick test, want every rule of a known shape (200+)", derived)
 	}
 }
