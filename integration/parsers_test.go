@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,10 +65,11 @@ func fixtureAgentHome(t *testing.T) (string, map[string][]byte) {
 	return home, files
 }
 
-// readCopilot: `copilot mcp list --json` (GitHub Copilot CLI) lists the
-// servers of ~/.copilot/mcp-config.json without starting them.
+// readCopilot: `copilot mcp list --json` (GitHub Copilot CLI), run in
+// the fixture's project, lists the servers of ~/.copilot/mcp-config.json
+// and the project's without starting them.
 func readCopilot(t *testing.T, home string) map[string]parsedEntry {
-	out := agentStdout(t, agentEnv(home), home, npmServer(t, "copilot"), "mcp", "list", "--json")
+	out := agentStdout(t, agentEnv(home), filepath.Join(home, "project"), npmServer(t, "copilot"), "mcp", "list", "--json")
 	var list struct {
 		MCPServers map[string]struct {
 			Type, Command, URL string
@@ -86,6 +88,21 @@ func readCopilot(t *testing.T, home string) map[string]parsedEntry {
 		}
 	}
 	return got
+}
+
+// copilotProject makes Copilot CLI read the project's .github/mcp.json:
+// it reads a project's files only in a folder the user trusts, and
+// .github/mcp.json only when the project has no .mcp.json (Claude
+// Code's, which it would read instead).
+func copilotProject(t *testing.T, home string) {
+	project := filepath.Join(home, "project")
+	trust, _ := json.Marshal(map[string][]string{"trusted_folders": {project}})
+	if err := os.WriteFile(filepath.Join(home, ".copilot", "config.json"), trust, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(project, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // readOpencode: `opencode debug config` prints the configuration
@@ -222,26 +239,32 @@ func TestAgentParsers(t *testing.T) {
 		read          agentReader
 		stdio, remote int      // what the reader must find in the fixture
 		left          []string // the stdio entries wrap leaves alone
+		setup         func(t *testing.T, home string)
 	}{
-		{"copilot", readCopilot, 1, 1, nil},
-		{"opencode", readOpencode, 2, 1, nil},
+		{"copilot", readCopilot, 2, 1, nil, copilotProject},
+		{"opencode", readOpencode, 2, 1, nil, nil},
 		// A YAML entry in flow style is left for the user.
-		{"continue", readContinue, 10, 2, []string{".continue/config.yaml Inline"}},
-		{"codex", readCodex, 3, 1, nil},
-		{"gemini", readGemini, 2, 1, nil},
+		{"continue", readContinue, 10, 2, []string{".continue/config.yaml Inline"}, nil},
+		{"codex", readCodex, 3, 1, nil, nil},
+		{"gemini", readGemini, 2, 1, nil, nil},
 		// An entry guarded by hand already.
-		{"claude-code", readClaude, 4, 2, []string{"guarded"}},
+		{"claude-code", readClaude, 4, 2, []string{"guarded"}, nil},
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
 			requireGuard(t)
 			home, files := fixtureAgentHome(t)
 			env := cleanEnv(home)
+			if a.setup != nil {
+				a.setup(t, home)
+			}
 			before := a.read(t, home)
 			orig := map[string][]byte{}
 			for rel := range files {
 				b, err := os.ReadFile(filepath.Join(home, rel))
-				if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // setup removed it
+				} else if err != nil {
 					t.Fatal(err)
 				}
 				orig[rel] = b

@@ -96,7 +96,7 @@ var Agents = []Agent{
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url"`},
 	{Name: "kiro", User: []string{"~/.kiro/settings/mcp.json"}, Project: []string{".kiro/settings/mcp.json"},
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"url"`},
-	{Name: "copilot", User: []string{"~/.copilot/mcp-config.json"},
+	{Name: "copilot", User: []string{"~/.copilot/mcp-config.json"}, Project: []string{".github/mcp.json"},
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "http"|"sse", "url"`},
 	{Name: "crush", User: []string{"$XDG/crush/crush.json"}, Project: []string{"crush.json", ".crush.json"},
 		Format: "json", Key: "mcp", Shape: CommandArgs, Remote: `"type": "http"|"sse", "url"`},

@@ -284,8 +284,8 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 			t.Errorf("%s: modes %v and %v (backup), want %v", l.Path, fi.Mode().Perm(), bi.Mode().Perm(), want)
 		}
 	}
-	if wrappedCount != 44 {
-		t.Errorf("wrapped %d servers, want the fixture's 44", wrappedCount)
+	if wrappedCount != 45 {
+		t.Errorf("wrapped %d servers, want the fixture's 45", wrappedCount)
 	}
 
 	// Wrapping again changes nothing, and says so.
@@ -493,12 +493,12 @@ func TestWrapPlacesPolicies(t *testing.T) {
 		t.Error("an existing policy was overwritten")
 	}
 	// notion, sqlite, pythonTools, coverctl; the gemini extension's notes,
-	// junie's sqlite, amazonq's aws-docs, kiro's time and web, crush's
-	// filesystem (a node script), codex's docs, multi and tool;
-	// continue's SQLite, Time and Spaced, its JSON files' notes-db, time
-	// and tasks, goose's github (the retired server-github) and last,
-	// zed's legacy
-	if wantInit := 22; len(inits) != wantInit {
+	// junie's sqlite, amazonq's aws-docs, kiro's time and web, copilot's
+	// repo-tools, crush's filesystem (a node script), codex's docs, multi
+	// and tool; continue's SQLite, Time and Spaced, its JSON files'
+	// notes-db, time and tasks, goose's github (the retired
+	// server-github) and last, zed's legacy
+	if wantInit := 23; len(inits) != wantInit {
 		t.Errorf("init ran for %q, want the %d servers no shipped policy fits", inits, wantInit)
 	}
 	for _, name := range []string{"claude-desktop-notion.yaml", "claude-desktop-sqlite.yaml", "gemini-pythontools.yaml"} {
@@ -618,7 +618,7 @@ func TestStatus(t *testing.T) {
 	if f := find("goose", "developer"); f[2] != "skipped" {
 		t.Errorf("goose's builtin extension: %q", f)
 	}
-	if !strings.Contains(out.String(), "0 guarded, 44 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
+	if !strings.Contains(out.String(), "0 guarded, 45 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
 		t.Errorf("no summary:\n%s", out.String())
 	}
 	// one line per server, per note, the header and the two summary lines
