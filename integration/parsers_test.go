@@ -28,6 +28,15 @@ type parsedEntry struct {
 	URL  string
 }
 
+// serverEntry is a stdio server's command and args, or a remote
+// server's URL.
+func serverEntry(stdio bool, command string, args []string, url string) parsedEntry {
+	if stdio {
+		return parsedEntry{Argv: append([]string{command}, args...)}
+	}
+	return parsedEntry{URL: url}
+}
+
 // agentReader is an agent's own reader of its MCP configs in a home; it
 // returns what it read by file and server name.
 type agentReader func(t *testing.T, home string) map[string]parsedEntry
@@ -81,11 +90,7 @@ func readCopilot(t *testing.T, home string) map[string]parsedEntry {
 	}
 	got := map[string]parsedEntry{}
 	for name, s := range list.MCPServers {
-		if s.Type == "local" || s.Type == "stdio" {
-			got[name] = parsedEntry{Argv: append([]string{s.Command}, s.Args...)}
-		} else {
-			got[name] = parsedEntry{URL: s.URL}
-		}
+		got[name] = serverEntry(s.Type == "local" || s.Type == "stdio", s.Command, s.Args, s.URL)
 	}
 	return got
 }
@@ -147,11 +152,7 @@ func readContinue(t *testing.T, home string) map[string]parsedEntry {
 	got := map[string]parsedEntry{}
 	for _, s := range list {
 		key, _ := filepath.Rel(home, s.File)
-		if s.Command != "" {
-			got[key+" "+s.Name] = parsedEntry{Argv: append([]string{s.Command}, s.Args...)}
-		} else {
-			got[key+" "+s.Name] = parsedEntry{URL: s.URL}
-		}
+		got[key+" "+s.Name] = serverEntry(s.Command != "", s.Command, s.Args, s.URL)
 	}
 	return got
 }
@@ -171,11 +172,7 @@ func readCodex(t *testing.T, home string) map[string]parsedEntry {
 	}
 	got := map[string]parsedEntry{}
 	for _, s := range list {
-		if s.Transport.Type == "stdio" {
-			got[s.Name] = parsedEntry{Argv: append([]string{s.Transport.Command}, s.Transport.Args...)}
-		} else {
-			got[s.Name] = parsedEntry{URL: s.Transport.URL}
-		}
+		got[s.Name] = serverEntry(s.Transport.Type == "stdio", s.Transport.Command, s.Transport.Args, s.Transport.URL)
 	}
 	return got
 }
