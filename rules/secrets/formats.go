@@ -166,17 +166,27 @@ func hexAfter(n int) func(s string, at, k int) bool {
 }
 
 // assignedAfter reports whether the name that a keyword ends or starts
-// is assigned a value: name bytes, quotes (maybe JSON-escaped), blanks
-// and line ends (the regexes' \s* reads any number), then = or :.
+// is assigned a value: name bytes, quotes, blanks and line ends (the
+// regexes' \s* reads any number), then = or :. Quotes and blanks may be
+// JSON escapes (\", \t, \n), which the regex reads decoded.
 func assignedAfter(s string, at, n int) bool {
 	i := at + n
 	for i < len(s) && i-at < 64 && (isWordByte(s[i]) || s[i] == '-') {
 		i++
 	}
-	for i < len(s) && strings.IndexByte("\"' \t\n\f\r\\", s[i]) >= 0 {
-		i++
+	for i < len(s) {
+		switch {
+		case strings.IndexByte("\"' \t\n\f\r", s[i]) >= 0:
+			i++
+		case s[i] == '\\' && i+1 < len(s) && strings.IndexByte(`"\tnfr`, s[i+1]) >= 0:
+			i += 2
+		case s[i] == '\\':
+			i++ // a backslash of the text (the regexes' \\?)
+		default:
+			return s[i] == '=' || s[i] == ':'
+		}
 	}
-	return i < len(s) && (s[i] == '=' || s[i] == ':')
+	return false
 }
 
 // credentialAfter reports whether the name that a keyword ends or
@@ -283,12 +293,19 @@ func userinfoAfter(s string, at, n int) bool {
 }
 
 // valueAfterSpace reports whether blanks (\s: space, tab, line ends, form
-// feed) and then a value follow.
+// feed; maybe JSON escapes, which the regex reads decoded) and then a
+// value follow.
 func valueAfterSpace(s string, at, n int) bool {
 	i := at + n
 	j := i
-	for j < len(s) && isSpace(s[j]) {
-		j++
+	for j < len(s) {
+		if isSpace(s[j]) {
+			j++
+		} else if s[j] == '\\' && j+1 < len(s) && strings.IndexByte("tnfr", s[j+1]) >= 0 {
+			j += 2
+		} else {
+			break
+		}
 	}
 	return j > i && j < len(s)
 }

@@ -264,3 +264,26 @@ func TestDecoyKeywordBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestRawCleanEscapedBlanks: RawClean reads the raw bytes of a JSON
+// text, where a blank between a name and its "=" or after "Bearer" may
+// be an escape: "session_token\t= ..." was taken as no assignment, and
+// the baseline let such a token through in a tool call's arguments.
+func TestRawCleanEscapedBlanks(t *testing.T) {
+	t.Parallel()
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"session_token\t= ", "aws_session_token\n=\t", "Authorization\t:\tBearer ",
+		"AUTHORIZATION\r\n= Token ", "Bearer\r", "Bearer\n\t", "password\t= "} {
+		s += "s8Zq3vXk2LmN9pQ4rT7wY1bC6dF0gH5jK8mN2pR4tV7xZ9aB3cE6fH8jL1nP4qS7uW0yA2dG5hK8mP1rT4vX7zC0eG3iL6oR9uX2aD5gJ8lO1"
+		q, _ := jsontext.AppendQuote(nil, s)
+		raw := []byte(`{"text":` + string(q) + `}`)
+		if len(sc.Find(s)) == 0 {
+			t.Errorf("%q: Find finds nothing", s)
+		} else if sc.RawClean(raw) {
+			t.Errorf("%s: RawClean passes over it, Find finds %v", raw, sc.Find(s))
+		}
+	}
+}
