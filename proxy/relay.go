@@ -129,6 +129,7 @@ func Run(cfg Config) int {
 	}
 	srv.inForceNow(cfg.Policy)
 
+	reserveProcs()
 	growPipe(cfg.Stdin)
 	growPipe(cfg.Stdout)
 	if cfg.Labels == nil {

@@ -40,12 +40,13 @@ type Server struct {
 // A server that cannot start is reported by Run, exit status 127, as when
 // Run starts it itself.
 func Start(cfg Config) *Server {
-	cfg = cfg.withDefaults()
+	if cfg.Grace <= 0 { // not withDefaults: it would build the baseline policy
+		cfg.Grace = DefaultGrace
+	}
 	// Writes to a closed stdout must fail with EPIPE, not kill mcpguard
 	// before it has stopped the server. Notify (not Ignore) so the server
 	// does not inherit an ignored SIGPIPE.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	reserveProcs()
 	s := &Server{argv: cfg.Argv, release: make(chan bool, 1)}
 	redact := func(text string) string { return s.inForce.Load().RedactSecrets(text) }
 	s.d, s.err = startDownstream(cfg.Argv, cfg.Stderr, cfg.RawStderr, redact, s.release)
