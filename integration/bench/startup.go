@@ -20,6 +20,14 @@ import (
 // background sweep, a lazy table built on the answer) has settled.
 const idleWait = 200 * time.Millisecond
 
+// spin keeps one core busy for d: a server's own start (loading and
+// compiling its code) is work on the CPU, which competes with mcpguard's
+// start for the cores, not a sleep.
+func spin(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
 // StartFigures are one path's start-up figures: the median (or one start's).
 type StartFigures struct {
 	// FirstAnswerMs is the wall time from spawning the chain to reading
