@@ -493,18 +493,15 @@ func (v *validator) vectorScan(i int) (next int, escaped, closed, dense bool) {
 }
 
 // noteEscape records in v.res.esc what the two-byte escape at i hides
-// (see rawjson.Escapes): \/ a slash, \\ before u, U or x the text of an
-// escape.
+// (see rawjson.Escapes): \/ a slash, \\ before rawjson.EscapeText the
+// text of an escape.
 func (v *validator) noteEscape(i int) {
 	switch v.b[i+1] {
 	case '/':
 		v.res.esc.Slash = true
 	case '\\':
-		if i+2 < len(v.b) {
-			switch v.b[i+2] {
-			case 'u', 'U', 'x':
-				v.res.esc.Wide = true
-			}
+		if i+2 < len(v.b) && rawjson.EscapeText(v.b[i+2]) {
+			v.res.esc.Wide = true
 		}
 	}
 }

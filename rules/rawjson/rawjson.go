@@ -148,9 +148,16 @@ func StringAround(s string, at, from, to int) (lo, hi int, openLo, openHi bool) 
 // to say: ASCII, a \u escape of an ASCII character (\u0000 to \u007F,
 // as EachASCIIEscape finds them), which may spell markup or a keyword;
 // Slash, a \/, which hides a slash; Wide, a \u escape of a character
-// beyond ASCII or an escaped backslash before u, U or x (the text of an
-// escape), which a secrets reading decodes.
+// beyond ASCII or an escaped backslash that starts the text of an escape
+// (EscapeText), which a secrets reading decodes.
 type Escapes struct{ ASCII, Slash, Wide bool }
+
+// EscapeText reports whether c, after an escaped backslash, makes the
+// decoded text hold the text of an escape that a secrets reading undoes:
+// \u, \U, \x, \n, \r, \t, \', \/, or \ before another escape (\"
+// is written \\\" in JSON). A credential's quote or line end may be
+// written so in a JSON document inside a string.
+func EscapeText(c byte) bool { return strings.IndexByte(`uUxnrt'/\`, c) >= 0 }
 
 // ScanEscapes finds the Escapes of s in one pass over its backslashes,
 // paired from the start as a JSON reader pairs them.
@@ -174,7 +181,7 @@ func ScanEscapes(s []byte) (e Escapes) {
 		case '/':
 			e.Slash = true
 		case '\\':
-			if i+2 < len(s) && (s[i+2] == 'u' || s[i+2] == 'U' || s[i+2] == 'x') {
+			if i+2 < len(s) && EscapeText(s[i+2]) {
 				e.Wide = true
 			}
 		}

@@ -536,8 +536,8 @@ func nextEntity(s string, i, end int) int {
 // nextWideEscape returns the offset of the first escape of the raw JSON
 // text s from i on that a reading decodes and the raw bytes do not show:
 // a \u escape of a character beyond ASCII, or an escaped backslash
-// before u, U or x (literal escape text), that starts in [i, end); -1
-// when there is none.
+// that starts literal escape text (rawjson.EscapeText), that starts in
+// [i, end); -1 when there is none.
 func nextWideEscape(s string, i, end int) int {
 	for i < end {
 		j := strings.IndexByte(s[i:end], '\\')
@@ -551,7 +551,7 @@ func nextWideEscape(s string, i, end int) int {
 				return i
 			}
 		case '\\':
-			if i+2 < len(s) && (s[i+2] == 'u' || s[i+2] == 'U' || s[i+2] == 'x') {
+			if i+2 < len(s) && rawjson.EscapeText(s[i+2]) {
 				return i
 			}
 		}

@@ -287,3 +287,29 @@ func TestRawCleanEscapedBlanks(t *testing.T) {
 		}
 	}
 }
+
+// TestRawCleanSamples: RawClean of a JSON text holding a sample of a
+// rule's regex is false whenever Find finds a credential in the sample,
+// also one that only a reading of the sample's literal escapes shows
+// ("asana_id=>5565625988071529\"", a JSON document inside a string:
+// the raw text holds \\\" where the reading has the quote that ends the
+// value; only \\u, \\U and \\x were read so).
+func TestRawCleanSamples(t *testing.T) {
+	t.Parallel()
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for _, r := range sc.rules {
+		for _, s := range quickCorpus(t, r, rnd) {
+			q, err := jsontext.AppendQuote(nil, s)
+			if err != nil || len(sc.Find(s)) == 0 {
+				continue
+			}
+			if sc.RawClean([]byte(`{"text":` + string(q) + `}`)) {
+				t.Errorf("%s: RawClean passes over %q, which Find finds", r.spec.id, s)
+			}
+		}
+	}
+}
