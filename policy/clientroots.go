@@ -19,6 +19,11 @@ import (
 // be read: the relay refuses it rather than let the server read it.
 var ErrBadRootsAnswer = errors.New("the client's roots/list answer has no readable roots array")
 
+// ErrTooManyRoots is RootsAnswer's error for an answer that names more
+// than maxClientRoots roots: the relay refuses it as it refuses
+// ErrBadRootsAnswer.
+var ErrTooManyRoots = errors.New("the client's roots/list answer names more than " + strconv.Itoa(maxClientRoots) + " roots")
+
 // RootsAnswer judges the agent's answer to a roots/list request of the
 // server. A client's roots replace the directories a server such as
 // server-filesystem may touch, so an agent that answers with "/" would
@@ -35,7 +40,8 @@ var ErrBadRootsAnswer = errors.New("the client's roots/list answer has no readab
 //
 // A policy without path_scope rules has no roots to hold the answer to:
 // it is relayed as it came. An error answer is relayed as it came. An
-// answer without a readable roots array is refused (ErrBadRootsAnswer).
+// answer without a readable roots array is refused (ErrBadRootsAnswer),
+// so is one that names more than 256 (ErrTooManyRoots).
 func (s *Session) RootsAnswer(m *message.Message) ([]byte, []Rewrite, error) {
 	return s.now().rootsAnswer(m)
 }
@@ -53,6 +59,9 @@ func (s judge) rootsAnswer(m *message.Message) ([]byte, []Rewrite, error) {
 	var bases []string
 	var rewrites []Rewrite
 	err := eachArrayMember(m.Result, "roots", func(i int, v jsontext.Value) error {
+		if i >= maxClientRoots {
+			return ErrTooManyRoots
+		}
 		var root struct {
 			URI string `json:"uri"`
 		}
@@ -66,6 +75,9 @@ func (s judge) rootsAnswer(m *message.Message) ([]byte, []Rewrite, error) {
 		rewrites = append(rewrites, Rewrite{Field: "result.roots[" + strconv.Itoa(i) + "]", Canonicaliser: "root_outside_policy", Removed: len(v)})
 		return nil
 	})
+	if errors.Is(err, ErrTooManyRoots) {
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, nil, ErrBadRootsAnswer
 	}
@@ -270,12 +282,13 @@ type basedCheck interface {
 	CheckFrom(value string, bases []string) *rules.Finding
 }
 
-// maxRequestRoots bounds the roots a retried request may carry: each
-// one is a root of the request's path_scope, built for that request and
-// searched for each path in it, so a request of a few hundred kilobytes
+// maxClientRoots bounds the roots a client may name, in a roots/list
+// answer or a retried request: each one is a root of a path_scope, built
+// once per answer or request (deduplicated against the others) and
+// searched for each path, so a message of a few hundred kilobytes
 // naming tens of thousands of roots would hold the session for seconds.
 // A workspace has a handful.
-const maxRequestRoots = 256
+const maxClientRoots = 256
 
 // inputRoots judges the roots answers a client carries in a retried
 // request (protocol revision 2026-07-28: params.inputResponses, where a
@@ -317,9 +330,9 @@ func (s judge) inputRoots(m *message.Message) ([]string, *message.Rejection) {
 			return nil, &message.Rejection{ErrorCode: codes.Malformed, Tool: clean(m.Name),
 				Error: "rejected MCP input: a roots answer in params.inputResponses cannot be decoded", Remediation: "Send roots as an array of {uri}."}
 		}
-		if len(bases)+len(r.Roots) > maxRequestRoots {
+		if len(bases)+len(r.Roots) > maxClientRoots {
 			return nil, &message.Rejection{ErrorCode: codes.PathScope, Tool: clean(m.Name), Field: "inputResponses",
-				Error:       "rejected MCP input: the roots answers in params.inputResponses name more than " + strconv.Itoa(maxRequestRoots) + " roots",
+				Error:       "rejected MCP input: the roots answers in params.inputResponses name more than " + strconv.Itoa(maxClientRoots) + " roots",
 				Remediation: "Answer roots/list with the workspace's directories only."}
 		}
 		for _, root := range r.Roots {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -289,6 +290,39 @@ func TestClientRootsWithRoots(t *testing.T) {
 	}
 }
 
+// TestRootsAnswerBound: a roots/list answer names at most
+// maxClientRoots roots; one past that is refused whole rather than
+// built into a path_scope root by root (16000 roots held the session
+// for seconds).
+func TestRootsAnswerBound(t *testing.T) {
+	t.Parallel()
+	vars := pathFixture(t)
+	root := vars["ROOT"]
+	p, err := Load("client.yaml", []byte("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n"),
+		func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(n int) error {
+		rs := []string{`{"uri":"file://` + root + `/sub"}`}
+		for i := 1; i < n; i++ {
+			rs = append(rs, `{"uri":"file:///r/`+strconv.Itoa(i)+`"}`)
+		}
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":"x","result":{"roots":[` + strings.Join(rs, ",") + `]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = p.NewSession().RootsAnswer(m)
+		return err
+	}
+	if err := answer(maxClientRoots); err != nil {
+		t.Errorf("an answer with %d roots: %v", maxClientRoots, err)
+	}
+	if err := answer(maxClientRoots + 1); !errors.Is(err, ErrTooManyRoots) {
+		t.Errorf("an answer with %d roots: %v, want ErrTooManyRoots", maxClientRoots+1, err)
+	}
+}
+
 // TestClientRootsInRetriedRequest: a 2026-07-28 client never
 // initializes and is never asked roots/list on its own: it answers the
 // server's roots input request in the retried request's
@@ -345,11 +379,11 @@ func TestClientRootsInRetriedRequest(t *testing.T) {
 	// A bounded number of roots: each is a root of the request's
 	// path_scope, searched for each of its paths.
 	many := []string{sub}
-	for i := range maxRequestRoots {
+	for i := range maxClientRoots {
 		many = append(many, "file://"+root+"/sub/"+strconv.Itoa(i))
 	}
-	if rej := call(s, root+"/sub/a.go", many[:maxRequestRoots]...); rej != nil {
-		t.Errorf("a request with %d roots: %+v", maxRequestRoots, rej)
+	if rej := call(s, root+"/sub/a.go", many[:maxClientRoots]...); rej != nil {
+		t.Errorf("a request with %d roots: %+v", maxClientRoots, rej)
 	}
 	if rej := call(s, root+"/sub/a.go", many...); rej == nil || rej.Field != "inputResponses" || !strings.Contains(rej.Error, "more than") {
 		t.Errorf("a request with %d roots: %+v", len(many), rej)
