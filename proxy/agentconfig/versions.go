@@ -312,7 +312,7 @@ func localDigest(cli, command, image string) (string, error) {
 	var found []string
 	for _, d := range digests {
 		r, sum, ok := strings.Cut(d, "@")
-		if ok && imageRepo(r) == repo && strings.HasPrefix(sum, "sha256:") && !slices.Contains(found, sum) {
+		if ok && imageRepo(r) == repo && imageDigest().MatchString(sum) && !slices.Contains(found, sum) {
 			found = append(found, sum)
 		}
 	}
@@ -321,6 +321,11 @@ func localDigest(cli, command, image string) (string, error) {
 	}
 	return found[0], nil
 }
+
+// imageDigest is a registry digest as an image reference names it: what
+// the engine reports is written into the agent's configuration only in
+// that form.
+var imageDigest = lazyregexp.New(`^sha256:[0-9a-f]{64}$`)
 
 // imageRepo is an image reference's repository as Docker Hub's short
 // names and full names compare: no tag, no docker.io/ or library/.

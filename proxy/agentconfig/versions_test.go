@@ -169,3 +169,63 @@ mcpServers:
 		t.Errorf("status counts %d unpinned, want sqlite, gone, pipx and dlx\n%s", st.Unpinned, st.String())
 	}
 }
+
+// TestWrapPinVersionsHostileCache: what a package cache or the local
+// engine records is written into the agent's configuration only when it
+// is an exact release or a sha256 digest: a version or a digest with
+// quotes, a newline, shell text or an option is not pinned, and the
+// file keeps its entries (unwrap gives back the original).
+func TestWrapPinVersionsHostileCache(t *testing.T) {
+	home := t.TempDir()
+	tmp := filepath.Join(home, "tmp")
+	for k, v := range map[string]string{"npm_config_cache": "", "BUN_TMPDIR": tmp, "UV_TOOL_DIR": "", "UV_CACHE_DIR": "",
+		"XDG_DATA_HOME": "", "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": ""} {
+		t.Setenv(k, v)
+	}
+	writeNPX(t, home, "0a1b2c3d4e5f6a7b", "mcp-npx", "mcp-npx", "1.0.0\"]\nevil = [\"x")
+	writeFile(t, tmp, "bunx-"+strconv.Itoa(os.Getuid())+"-mcp-bun@latest/node_modules/mcp-bun/package.json", `{"name": "mcp-bun", "version": "1.0.0' --eval=x"}`, 0o644)
+	pythonEnv(t, home, ".local/share/uv/tools/mcp-uv", "mcp-uv", "1.0.0$(id)", "mcp-uv")
+	writeFile(t, home, "bin/docker", `#!/bin/sh
+echo '["docker.io/mcp/fetch@sha256:ab\" --privileged \"cd"]'
+`, 0o755)
+	t.Setenv("PATH", filepath.Join(home, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	codex := `[mcp_servers.npx]
+command = "npx"
+args = ['-y', 'mcp-npx']
+
+[mcp_servers.uv]
+command = "uvx"
+args = ["mcp-uv"]
+
+[mcp_servers.web]
+command = "docker"
+args = ["run", "-i", "--rm", "mcp/fetch:latest"]
+`
+	cont := `mcpServers:
+  - name: bun
+    command: bunx
+    args:
+      - mcp-bun@latest
+`
+	writeFile(t, home, ".codex/config.toml", codex, 0o600)
+	writeFile(t, home, ".continue/config.yaml", cont, 0o600)
+	o := testOptions(home)
+	o.Clients = []string{Codex, "continue"}
+	o.PinVersions = true
+	var out, errw bytes.Buffer
+	if text(Wrap(o), &out, &errw) {
+		t.Fatalf("wrap failed\n%s%s", out.String(), errw.String())
+	}
+	if report := out.String(); strings.Contains(report, "pinned mcp") || strings.Contains(report, "pinned docker") || strings.Contains(report, "pinned mcp/fetch") {
+		t.Errorf("a hostile record was pinned:\n%s", report)
+	}
+	out.Reset()
+	if text(Unwrap(o), &out, &errw) {
+		t.Fatalf("unwrap failed\n%s%s", out.String(), errw.String())
+	}
+	for rel, orig := range map[string]string{".codex/config.toml": codex, ".continue/config.yaml": cont} {
+		if got, _ := os.ReadFile(filepath.Join(home, filepath.FromSlash(rel))); string(got) != orig {
+			t.Errorf("%s after wrap and unwrap:\n%s\nwant it unchanged:\n%s", rel, got, orig)
+		}
+	}
+}
