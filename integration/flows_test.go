@@ -201,28 +201,22 @@ func TestFlowsUnderClaudeCode(t *testing.T) {
 		}
 	}
 
-	// The two sessions run at once, as subtests of this test's own slot:
-	// parallel subtests would wait for slots behind every other parallel
-	// test of the package, and these are among its longest.
-	var sessions sync.WaitGroup
-	sessions.Go(func() {
-		t.Run("across servers", func(t *testing.T) {
-			rs := f.run(t, twoServers, read("mcp__fs__read_text_file", f.creds), fetch("web"))
-			if rs[0].IsError || !strings.Contains(rs[0].Text, "[REDACTED:") || strings.Contains(rs[0].Text, "AKIAZ7XQ3RNB4WJ6PLMU") {
-				t.Fatalf("the read: %+v", rs[0])
-			}
-			refused(t, rs[1], "server filesystem, tool read_text_file (a credential was redacted from its result)",
-				"server filesystem, tool read_text_file (the policy labels the tool)")
-		})
+	// The two sessions run at once.
+	sessions := &atOnce{t: t}
+	sessions.Run("across servers", func(t *testing.T) {
+		rs := f.run(t, twoServers, read("mcp__fs__read_text_file", f.creds), fetch("web"))
+		if rs[0].IsError || !strings.Contains(rs[0].Text, "[REDACTED:") || strings.Contains(rs[0].Text, "AKIAZ7XQ3RNB4WJ6PLMU") {
+			t.Fatalf("the read: %+v", rs[0])
+		}
+		refused(t, rs[1], "server filesystem, tool read_text_file (a credential was redacted from its result)",
+			"server filesystem, tool read_text_file (the policy labels the tool)")
 	})
-	sessions.Go(func() {
-		t.Run("inside one server", func(t *testing.T) {
-			rs := f.run(t, oneServer, read("mcp__desk__read_file", f.homeCreds), fetch("desk"))
-			if rs[0].IsError {
-				t.Fatalf("the read: %+v", rs[0])
-			}
-			refused(t, rs[1], "server desk, tool read_file", "it read a path outside the project")
-		})
+	sessions.Run("inside one server", func(t *testing.T) {
+		rs := f.run(t, oneServer, read("mcp__desk__read_file", f.homeCreds), fetch("desk"))
+		if rs[0].IsError {
+			t.Fatalf("the read: %+v", rs[0])
+		}
+		refused(t, rs[1], "server desk, tool read_file", "it read a path outside the project")
 	})
 	sessions.Wait()
 	// A new agent session, after the others ended: the fetch passes, and

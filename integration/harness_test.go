@@ -165,6 +165,23 @@ func guardArgv(t testing.TB, o *guardOpts, argv ...string) []string {
 	return append(cmd, argv...)
 }
 
+// atOnce starts subtests at once, each from a goroutine of its own, in
+// the parent's parallel slot; Wait returns when all have ended, and must
+// be called before the parent returns. Parallel subtests (t.Parallel)
+// ask for a slot only once their parent runs, so they wait behind every
+// parallel test of the package still queued: the package's longest
+// tests would start last and make its tail.
+type atOnce struct {
+	t  *testing.T
+	wg sync.WaitGroup
+}
+
+func (a *atOnce) Run(name string, f func(t *testing.T)) {
+	a.wg.Go(func() { a.t.Run(name, f) })
+}
+
+func (a *atOnce) Wait() { a.wg.Wait() }
+
 // privateDir is a new directory only its owner can enter.
 func privateDir(t testing.TB) string {
 	t.Helper()

@@ -18,9 +18,9 @@ import (
 func TestLogVolumeUnderFloods(t *testing.T) {
 	t.Parallel()
 	const count = 20_000
+	kinds := &atOnce{t: t}
 	for _, kind := range []string{"junk", "notify", "elicit_url", "sampling"} {
-		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
+		kinds.Run(kind, func(t *testing.T) {
 			logFile := filepath.Join(t.TempDir(), "mcpguard.log")
 			p := startGuardedRaw(t, &guardOpts{Log: logFile}, testserverBin)
 			p.initialize()
@@ -71,4 +71,5 @@ func TestLogVolumeUnderFloods(t *testing.T) {
 			}
 		})
 	}
+	kinds.Wait()
 }

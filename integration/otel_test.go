@@ -504,14 +504,14 @@ func TestOTelDeadCollector(t *testing.T) {
 		mu.Unlock()
 	})
 
+	collectors := &atOnce{t: t}
 	for _, tc := range []struct{ name, endpoint, protocol string }{
 		{"down", "http://" + freePort(t), "http/protobuf"},
 		{"stuck", "http://" + stuck.Addr().String(), "http/protobuf"},
 		{"down-grpc", "http://" + freePort(t), "grpc"},
 	} {
 		name := tc.name
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
+		collectors.Run(name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "mcpguard.log")
 			argv := append(otelEnv("OTEL_EXPORTER_OTLP_ENDPOINT="+tc.endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL="+tc.protocol, "OTEL_BSP_SCHEDULE_DELAY=10"),
 				guardArgv(t, &guardOpts{Log: log, Args: []string{"--otel"}}, testserverBin)...)
@@ -583,6 +583,7 @@ func TestOTelDeadCollector(t *testing.T) {
 			}
 		})
 	}
+	collectors.Wait()
 }
 
 // An OTLP setting mcpguard cannot honour is a configuration error: exit

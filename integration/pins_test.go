@@ -437,9 +437,10 @@ func TestPinsEverything(t *testing.T) {
 		!strings.Contains(out, `tool "`+unpinned[0]+`": new (not in the lock)`) {
 		t.Errorf("pin --diff after dropping %s: status %d\n%s", unpinned[0], status, out)
 	}
+	// Each mode has its own relay and log; the lock is only read.
+	modes := &atOnce{t: t}
 	for _, mode := range []string{"enforce", "audit"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel() // each mode has its own relay and log; the lock is only read
+		modes.Run(mode, func(t *testing.T) {
 			logFile := filepath.Join(t.TempDir(), "mcpguard.log")
 			cs := connectGuarded(t, &guardOpts{Policy: policyFile, Log: logFile, Args: []string{"--mode", mode}}, server)
 			guarded := listAll(t, cs)
@@ -469,13 +470,13 @@ func TestPinsEverything(t *testing.T) {
 			}
 		})
 	}
-	t.Run("no lock", func(t *testing.T) {
-		t.Parallel()
+	modes.Run("no lock", func(t *testing.T) {
 		guarded := listAll(t, connectGuarded(t, nil, server))
 		if mustJSON(guarded) != mustJSON(direct) {
 			t.Errorf("baseline changed the lists:\nguarded %+v\ndirect  %+v", guarded, direct)
 		}
 	})
+	modes.Wait()
 }
 
 // dropLockItem removes the item name (a plain YAML key) from the text
