@@ -82,7 +82,8 @@ var Agents = []Agent{
 		Format: "toml", Key: "mcp_servers", Shape: CommandArgs, Remote: `url = "..."`},
 	{Name: "cline", User: []string{
 		"$XDG/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
-		"$MAC/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+		"$MAC/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+		"~/.cline/data/settings/cline_mcp_settings.json"},
 		Format: "json", Key: "mcpServers", Shape: CommandArgs, Remote: `"type": "sse"|"streamableHttp", "url"`},
 	{Name: "zed", User: []string{"$XDG/zed/settings.json", "~/.zed/settings.json"}, Project: []string{".zed/settings.json"},
 		Format: "json", Key: "context_servers", Shape: CommandArgs, Remote: `"url"`},

@@ -284,8 +284,8 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 			t.Errorf("%s: modes %v and %v (backup), want %v", l.Path, fi.Mode().Perm(), bi.Mode().Perm(), want)
 		}
 	}
-	if wrappedCount != 45 {
-		t.Errorf("wrapped %d servers, want the fixture's 45", wrappedCount)
+	if wrappedCount != 46 {
+		t.Errorf("wrapped %d servers, want the fixture's 46", wrappedCount)
 	}
 
 	// Wrapping again changes nothing, and says so.
@@ -618,7 +618,7 @@ func TestStatus(t *testing.T) {
 	if f := find("goose", "developer"); f[2] != "skipped" {
 		t.Errorf("goose's builtin extension: %q", f)
 	}
-	if !strings.Contains(out.String(), "0 guarded, 45 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
+	if !strings.Contains(out.String(), "0 guarded, 46 unguarded, 1 BROKEN stdio servers") || strings.Contains(out.String(), "UNKNOWN") {
 		t.Errorf("no summary:\n%s", out.String())
 	}
 	// one line per server, per note, the header and the two summary lines
@@ -629,8 +629,8 @@ func TestStatus(t *testing.T) {
 		t.Errorf("no unpinned note for cursor's notes server:\n%s", out.String())
 	}
 	// every npx, uvx and docker server of the fixture but the pinned ones
-	if r.Unpinned != 30 {
-		t.Errorf("%d unpinned, want the fixture's 30", r.Unpinned)
+	if r.Unpinned != 31 {
+		t.Errorf("%d unpinned, want the fixture's 31", r.Unpinned)
 	}
 }
 
