@@ -231,6 +231,7 @@ func readClaude(t *testing.T, home string) map[string]parsedEntry {
 // the fixture wrapped by hand.
 func TestAgentParsers(t *testing.T) {
 	t.Parallel()
+	agents := &atOnce{t: t} // each agent has a home of its own
 	for _, a := range []struct {
 		name          string
 		read          agentReader
@@ -247,8 +248,7 @@ func TestAgentParsers(t *testing.T) {
 		// An entry guarded by hand already.
 		{"claude-code", readClaude, 4, 2, []string{"guarded"}, nil},
 	} {
-		t.Run(a.name, func(t *testing.T) {
-			t.Parallel()
+		agents.Run(a.name, func(t *testing.T) {
 			requireGuard(t)
 			home, files := fixtureAgentHome(t)
 			env := cleanEnv(home)
@@ -316,6 +316,7 @@ func TestAgentParsers(t *testing.T) {
 			}
 		})
 	}
+	agents.Wait()
 }
 
 // handWrapped is the fixture's entry wrapped by hand before wrap runs
