@@ -290,19 +290,27 @@ func TestClientRootsWithRoots(t *testing.T) {
 	}
 }
 
+// clientRootsPolicy is a policy whose one rule is a path_scope with
+// client_roots: true and no roots of its own, over pathFixture's tree.
+func clientRootsPolicy(tb testing.TB) (*Policy, map[string]string) {
+	tb.Helper()
+	vars := pathFixture(tb)
+	p, err := Load("client.yaml", []byte("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n"),
+		func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p, vars
+}
+
 // TestRootsAnswerBound: a roots/list answer names at most
 // maxClientRoots roots; one past that is refused whole rather than
 // built into a path_scope root by root (16000 roots held the session
 // for seconds).
 func TestRootsAnswerBound(t *testing.T) {
 	t.Parallel()
-	vars := pathFixture(t)
+	p, vars := clientRootsPolicy(t)
 	root := vars["ROOT"]
-	p, err := Load("client.yaml", []byte("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n"),
-		func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
 	answer := func(n int) error {
 		rs := []string{`{"uri":"file://` + root + `/sub"}`}
 		for i := 1; i < n; i++ {
@@ -331,13 +339,8 @@ func TestRootsAnswerBound(t *testing.T) {
 // are refused and the refusal names them); "/" is never one; the next
 // request without them is judged on what the session knows.
 func TestClientRootsInRetriedRequest(t *testing.T) {
-	vars := pathFixture(t)
+	p, vars := clientRootsPolicy(t)
 	root, outside := vars["ROOT"], vars["OUTSIDE"]
-	p, err := Load("client.yaml", []byte("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n"),
-		func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
 	call := func(s *Session, path string, roots ...string) *message.Rejection {
 		t.Helper()
 		params := `"name":"read","arguments":{"path":` + strconv.Quote(path) + `},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
@@ -477,13 +480,8 @@ func TestAskRootsFirstAttempt(t *testing.T) {
 // plain absolute path that passes lies inside that root; the verdict is
 // the same twice, and a fresh session never keeps the request's root.
 func FuzzRequestRoots(f *testing.F) {
-	vars := pathFixture(f)
+	p, vars := clientRootsPolicy(f)
 	root := vars["ROOT"]
-	p, err := Load("client.yaml", []byte("version: 1\ningress:\n  - fields: [path]\n    check: path_scope\n    client_roots: true\n"),
-		func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
-	if err != nil {
-		f.Fatal(err)
-	}
 	for _, seed := range [][2]string{
 		{root + "/file.txt", "file://" + root}, {"file.txt", "file://" + root}, {"/etc/passwd", "file:///"},
 		{root + "/../outside/secret", "file://" + root}, {root + "/link_out/secret", "file://" + root},

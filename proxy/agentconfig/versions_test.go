@@ -31,6 +31,19 @@ func pythonEnv(t *testing.T, home, env, name, version, command string) {
 	}
 }
 
+// runnerHome is a home for the runners' records, with the variables
+// that would move them elsewhere cleared (bunx's under home/tmp), and
+// its tmp directory.
+func runnerHome(t *testing.T) (home, tmp string) {
+	home = t.TempDir()
+	tmp = filepath.Join(home, "tmp")
+	for k, v := range map[string]string{"npm_config_cache": "", "BUN_TMPDIR": tmp, "UV_TOOL_DIR": "", "UV_CACHE_DIR": "",
+		"XDG_DATA_HOME": "", "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": ""} {
+		t.Setenv(k, v)
+	}
+	return home, tmp
+}
+
 // TestWrapPinVersionsRunners: --pin-versions in Codex's TOML and
 // Continue's and Goose's YAML, for each runner whose release can be read
 // offline: npx's cache, bunx's directory, a tool uv installed, uv's
@@ -39,12 +52,7 @@ func pythonEnv(t *testing.T, home, env, name, version, command string) {
 // and named: two cached releases, an environment without the command, an
 // image the engine does not have, pipx, pnpm dlx. Unwrap keeps the pins.
 func TestWrapPinVersionsRunners(t *testing.T) {
-	home := t.TempDir()
-	tmp := filepath.Join(home, "tmp")
-	for k, v := range map[string]string{"npm_config_cache": "", "BUN_TMPDIR": tmp, "UV_TOOL_DIR": "", "UV_CACHE_DIR": "",
-		"XDG_DATA_HOME": "", "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": ""} {
-		t.Setenv(k, v)
-	}
+	home, tmp := runnerHome(t)
 	writeNPX(t, home, "0a1b2c3d4e5f6a7b", "@modelcontextprotocol/server-memory", "@modelcontextprotocol/server-memory", "2026.1.26")
 	writeFile(t, tmp, "bunx-"+strconv.Itoa(os.Getuid())+"-mcp-bun@latest/node_modules/mcp-bun/package.json", `{"name": "mcp-bun", "version": "0.4.1"}`, 0o644)
 	pythonEnv(t, home, ".local/share/uv/tools/mcp-server-time", "mcp-server-time", "2025.9.25", "mcp-server-time")
@@ -176,12 +184,7 @@ mcpServers:
 // quotes, a newline, shell text or an option is not pinned, and the
 // file keeps its entries (unwrap gives back the original).
 func TestWrapPinVersionsHostileCache(t *testing.T) {
-	home := t.TempDir()
-	tmp := filepath.Join(home, "tmp")
-	for k, v := range map[string]string{"npm_config_cache": "", "BUN_TMPDIR": tmp, "UV_TOOL_DIR": "", "UV_CACHE_DIR": "",
-		"XDG_DATA_HOME": "", "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": ""} {
-		t.Setenv(k, v)
-	}
+	home, tmp := runnerHome(t)
 	writeNPX(t, home, "0a1b2c3d4e5f6a7b", "mcp-npx", "mcp-npx", "1.0.0\"]\nevil = [\"x")
 	writeFile(t, tmp, "bunx-"+strconv.Itoa(os.Getuid())+"-mcp-bun@latest/node_modules/mcp-bun/package.json", `{"name": "mcp-bun", "version": "1.0.0' --eval=x"}`, 0o644)
 	pythonEnv(t, home, ".local/share/uv/tools/mcp-uv", "mcp-uv", "1.0.0$(id)", "mcp-uv")

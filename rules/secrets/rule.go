@@ -143,7 +143,7 @@ func (r *rule) lacksNeed(s string, lo, hi int, stop string) (bool, int) {
 	w := s[lo:hi]
 	lacks, next := false, hi
 	for _, need := range r.needs {
-		if strings.IndexAny(w, need) >= 0 {
+		if strings.ContainsAny(w, need) {
 			continue
 		}
 		lacks = true
