@@ -765,16 +765,17 @@ func (sc *Scanner) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
 // a raw JSON text s; clean turns false for good at the first that may
 // hold a credential.
 type rawCheck struct {
-	sc       *Scanner
-	s        string
-	clean    bool
-	doneTo   []int // by rule: where its last window run ended
-	lacksTo  []int // by rule: how far its last skipped window lacked a need (lacksNeed)
-	runs     []int // by rule: its window runs
-	anchored int   // anchored runs of all rules
-	hiddenTo int   // where the last decoded window around a hidden character ended
-	memo     quickMemo
-	last     struct {
+	sc        *Scanner
+	s         string
+	clean     bool
+	doneTo    []int // by rule: where its last window run ended
+	lacksTo   []int // by rule: how far its last skipped window lacked a need (lacksNeed)
+	runs      []int // by rule: its window runs
+	anchored  int   // anchored runs of all rules
+	hiddenTo  int   // where the last decoded window around a hidden character ended
+	escapedTo int   // where the last decoded window around an escaped word start ended
+	memo      quickMemo
+	last      struct {
 		start, span, off int
 		w                string
 	}
@@ -799,6 +800,18 @@ func (rc *rawCheck) hit(n *needle, at int) bool {
 	}
 	if !r.passesQuick(s, at, len(n.text), &rc.memo) {
 		return true
+	}
+	if r.backAnchor {
+		if escapedWordStart(s, at) {
+			// The word the match starts with starts in an escape (\f,
+			// \u0041): the raw bytes show other letters than the
+			// reading. The decoded string around it is judged instead,
+			// each part of it once.
+			if at >= rc.escapedTo {
+				rc.clean, rc.escapedTo = sc.windowClean(s, at, at, at)
+			}
+			return rc.clean
+		}
 	}
 	if r.scan != nil {
 		_, _, found := r.scan(s, at)
@@ -1115,6 +1128,23 @@ func anchorOf(r *rule, s string, at int) int {
 	}
 	return at
 }
+
+// escapedWordStart reports whether the run of word bytes that ends at
+// s[at] starts right after a backslash (a JSON escape's letter, or the
+// end of an escaped backslash), looking back at most maxNameLen bytes.
+func escapedWordStart(s string, at int) bool {
+	for i := at; i > max(0, at-maxNameLen); i-- {
+		if !isWordByte(s[i-1]) {
+			return s[i-1] == '\\'
+		}
+	}
+	return false
+}
+
+// maxNameLen bounds how far back escapedWordStart looks, so that a flood
+// of word bytes stays linear: the escape's letter changes the first word
+// of a name, and the words a rule knows in a credential's name are short.
+const maxNameLen = 128
 
 // wordRunStart returns where the run of word bytes ([A-Za-z0-9_]) that
 // ends at s[at] starts.
