@@ -35,8 +35,8 @@ var ErrTooManyRoots = errors.New("the client's roots/list answer names more than
 // paths from then on (the server reads them against its roots).
 //
 // A path_scope rule with client_roots: true accepts every root but "/"
-// (the client chooses the directories; the model does not), and those
-// roots become its roots.
+// or a link to it (the client chooses the directories; the model does
+// not), and those roots become its roots.
 //
 // A policy without path_scope rules has no roots to hold the answer to:
 // it is relayed as it came. An error answer is relayed as it came. An
@@ -66,7 +66,7 @@ func (s judge) rootsAnswer(m *message.Message) ([]byte, []Rewrite, error) {
 			URI string `json:"uri"`
 		}
 		if unmarshalLoose(v, &root) == nil {
-			if path, ok := rootPath(root.URI); ok && (acceptedBySome(scopes, root.URI) || follows && path != "/") {
+			if path, ok := rootPath(root.URI); ok && (acceptedBySome(scopes, root.URI) || follows && !wholeTree(path)) {
 				kept = append(kept, v)
 				bases = append(bases, path)
 				return nil
@@ -110,6 +110,17 @@ func rootPath(uri string) (string, bool) {
 		return "", false
 	}
 	return filepath.Clean(u.Path), true
+}
+
+// wholeTree reports whether the directory d is "/" or a link to it
+// (/proc/self/root, a link in the workspace): a client's root never
+// opens the whole machine under client_roots, however it is spelled.
+func wholeTree(d string) bool {
+	if d == "/" {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(d)
+	return err == nil && real == "/"
 }
 
 // pathScopes lists the path_scope checks of the policy's ingress rules.
@@ -174,7 +185,7 @@ func (s *Session) scopesFor(p *Policy) *clientScopes {
 		}
 		roots := slices.Clone(r.roots)
 		for _, d := range slices.Concat(s.serverDirs, client) {
-			if d != "/" && !slices.Contains(roots, d) {
+			if !wholeTree(d) && !slices.Contains(roots, d) {
 				roots = append(roots, d)
 			}
 		}
@@ -231,7 +242,7 @@ func (s judge) requestScope(r *ingressRule, carried []string) (rules.Check, []st
 	known := s.rootsFor(r)
 	roots := slices.Clone(known)
 	for _, d := range carried {
-		if d != "/" && !slices.Contains(roots, d) {
+		if !wholeTree(d) && !slices.Contains(roots, d) {
 			roots = append(roots, d)
 		}
 	}
@@ -337,7 +348,7 @@ func (s judge) inputRoots(m *message.Message) ([]string, *message.Rejection) {
 		}
 		for _, root := range r.Roots {
 			path, ok := rootPath(root.URI)
-			if !ok || !acceptedBySome(scopes, root.URI) && !(follows && path != "/") {
+			if !ok || !acceptedBySome(scopes, root.URI) && !(follows && !wholeTree(path)) {
 				return nil, &message.Rejection{ErrorCode: codes.PathScope, Tool: clean(m.Name), Field: "inputResponses",
 					Error:       "rejected MCP input: a roots answer in params.inputResponses names a root outside every path_scope root of the policy",
 					Remediation: "Answer roots/list with directories inside the policy's roots."}

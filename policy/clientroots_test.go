@@ -303,6 +303,35 @@ func clientRootsPolicy(tb testing.TB) (*Policy, map[string]string) {
 	return p, vars
 }
 
+// TestClientRootsNeverTheWholeTree: under client_roots a root that is
+// "/" by a link (/proc/self/root, a link in the workspace) is refused as
+// "/" is, in a roots/list answer and in a retried request.
+func TestClientRootsNeverTheWholeTree(t *testing.T) {
+	t.Parallel()
+	p, vars := clientRootsPolicy(t)
+	link := filepath.Join(vars["ROOT"], "to_slash")
+	if err := os.Symlink("/", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, uri := range []string{"file:///", "file://" + link, "file:///proc/self/root"} {
+		s := p.NewSession()
+		m, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":"x","result":{"roots":[{"uri":"` + uri + `"}]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, rewrites, err := s.RootsAnswer(m); err != nil || len(rewrites) != 1 {
+			t.Errorf("roots/list answer %s: %d rewrites, %v; want it removed", uri, len(rewrites), err)
+		}
+		retry, err := message.Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"path":"/etc/hostname"},"inputResponses":{"r":{"roots":[{"uri":"` + uri + `"}]}}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rej := s.Ingress(retry).Rejection; rej == nil || rej.Field != "inputResponses" {
+			t.Errorf("a retried request whose root is %s: %+v", uri, rej)
+		}
+	}
+}
+
 // TestRootsAnswerBound: a roots/list answer names at most
 // maxClientRoots roots; one past that is refused whole rather than
 // built into a path_scope root by root (16000 roots held the session
