@@ -34,7 +34,8 @@ type mapping struct {
 
 // Latin returns the Latin skeleton of s: NFKC, lower case, every
 // non-ASCII letter or sign that Unicode lists as confusable with ASCII
-// replaced by it, and diacritics removed ("Précédentes" reads
+// (itself or its other case: asciiOf) replaced by it, and diacritics
+// removed ("Précédentes" reads
 // "precedentes"). ASCII is kept as written (confusables.txt also maps
 // "m" to "rn"; a pattern is written in ASCII, not in prototypes). Text in
 // other scripts comes out mixed and matches no Latin pattern: match it in
@@ -49,9 +50,7 @@ func Latin(s string) string {
 			b.WriteByte(byte(unicode.ToLower(r)))
 			continue
 		}
-		if p, ok := prototype(unicode.ToLower(r)); ok {
-			b.WriteString(strings.ToLower(p))
-		} else if p, ok := prototype(r); ok {
+		if p, ok := asciiOf(r); ok {
 			b.WriteString(strings.ToLower(p))
 		} else {
 			b.WriteRune(unicode.ToLower(r))
@@ -92,10 +91,9 @@ func Skeleton(s string) string {
 
 // Folded is Skeleton for names read without regard to case, as a server
 // that resolves names loosely reads them: NFKC, every non-ASCII letter
-// or sign that Latin reads as ASCII replaced by that ASCII (its lower
-// case's prototype first, then its own: Cyrillic В reads B although its
-// lower case в has no ASCII prototype), case folded, Skeleton, case
-// folded again. A name that Latin reads as a plain name has that name's
+// or sign that Latin reads as ASCII replaced by that ASCII (asciiOf:
+// Cyrillic В reads B although its lower case в has no ASCII prototype),
+// case folded, Skeleton, case folded again. A name that Latin reads as a plain name has that name's
 // Folded: a call of GIT_PUSН with a Cyrillic Н is a call of git_push.
 // Linear in len(s).
 func Folded(s string) string {
@@ -104,9 +102,7 @@ func Folded(s string) string {
 		var b strings.Builder
 		b.Grow(len(s))
 		for _, r := range s {
-			if p, ok := prototype(unicode.ToLower(r)); ok {
-				b.WriteString(p)
-			} else if p, ok := prototype(r); ok {
+			if p, ok := asciiOf(r); ok {
 				b.WriteString(p)
 			} else {
 				b.WriteRune(r)
@@ -128,6 +124,36 @@ func ascii(s string) bool {
 }
 
 var stripMarks = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+
+// asciiOf is the ASCII that Latin and Folded read the non-ASCII r as:
+// the prototype of its lower case, its own (Cyrillic В reads B although
+// its lower case в has none), or its case fold's (ς folds to σ, which
+// reads o; Cherokee ꭲ folds to Ꭲ, which reads T).
+func asciiOf(r rune) (string, bool) {
+	if p, ok := prototype(unicode.ToLower(r)); ok {
+		return p, true
+	}
+	if p, ok := prototype(r); ok {
+		return p, true
+	}
+	if f := foldRune(r); f != r {
+		return prototype(f)
+	}
+	return "", false
+}
+
+// foldRune is r's simple case fold: its upper case's lower case (ς, σ
+// and Σ fold to σ), except in Cherokee, whose case folding is to upper
+// case (Unicode keeps the folds of Unicode 7, before the lower case).
+func foldRune(r rune) rune {
+	if unicode.SimpleFold(r) == r {
+		return r // no other case
+	}
+	if unicode.Is(unicode.Cherokee, r) {
+		return unicode.ToUpper(r)
+	}
+	return unicode.ToLower(unicode.ToUpper(r))
+}
 
 // prototype is the ASCII prototype of the non-ASCII code point r in
 // confusables.txt, if it has one.
