@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,16 +86,11 @@ const (
 // overBudgetRatio bounds the floods of overBudget.
 const overBudgetRatio = 100
 
-// TestKeywordFloodsWithinBudget: a message made of one trigger repeated
-// (every keyword of the secrets rules, the cleaner's and linter's
-// triggers) costs the baseline's egress path (a tools/call result) and
-// ingress check (a tools/call argument) at most budgetRatio times the
-// CPU time of plain text of the same size, measured on the test's own
-// thread (the paths run on the caller's goroutine): no trigger makes
-// each hit re-read a long window.
-func TestKeywordFloodsWithinBudget(t *testing.T) {
-	t.Parallel()
-	size, strict := sweepSize(), os.Getenv("MCPGUARD_BUDGET_SWEEP") != ""
+// floodCost returns what judging text costs, in CPU time on the calling
+// thread: the baseline's egress path on a tools/call result that holds
+// it and its ingress check on a tools/call argument that holds it.
+func floodCost(t *testing.T) func(text string) time.Duration {
+	t.Helper()
 	s := Baseline().NewSession()
 	wrap := func(text string) (res, req []byte) {
 		q, err := jsontext.AppendQuote(nil, text)
@@ -104,7 +101,7 @@ func TestKeywordFloodsWithinBudget(t *testing.T) {
 		req = append(append([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{"body":`), q...), `}}}`...)
 		return res, req
 	}
-	run := func(text string) time.Duration {
+	return func(text string) time.Duration {
 		res, req := wrap(text)
 		return cputime.Of(func() {
 			m, err := message.Parse(res)
@@ -120,6 +117,19 @@ func TestKeywordFloodsWithinBudget(t *testing.T) {
 			s.Ingress(m)
 		})
 	}
+}
+
+// TestKeywordFloodsWithinBudget: a message made of one trigger repeated
+// (every keyword of the secrets rules, the cleaner's and linter's
+// triggers) costs the baseline's egress path (a tools/call result) and
+// ingress check (a tools/call argument) at most budgetRatio times the
+// CPU time of plain text of the same size, measured on the test's own
+// thread (the paths run on the caller's goroutine): no trigger makes
+// each hit re-read a long window.
+func TestKeywordFloodsWithinBudget(t *testing.T) {
+	t.Parallel()
+	size, strict := sweepSize(), os.Getenv("MCPGUARD_BUDGET_SWEEP") != ""
+	run := floodCost(t)
 	plain := strings.Repeat("The quick brown fox jumps over the lazy dog.\n", size/45)
 	base := min(run(plain), run(plain), run(plain))
 	t.Logf("plain text, %d KiB: %v", size>>10, base)
@@ -145,6 +155,42 @@ func TestKeywordFloodsWithinBudget(t *testing.T) {
 			t.Errorf("%q repeated to %d KiB costs %.1fx plain text's CPU time (bound %.0fx)", unit, size>>10, ratio, bound)
 		case listed && ratio <= budgetRatio && !strict:
 			t.Logf("%q is within %dx now (%s): take it off overBudget", unit, budgetRatio, why)
+		}
+	}
+}
+
+// growthBound bounds cost(4n)/cost(n) for a flood: a check linear in the
+// message's size costs about 4 times as much for 4 times the text, one
+// that re-reads the text per hit about 16 times.
+const growthBound = 8
+
+// TestOverBudgetFloodsLinear: the floods of overBudget, which cost more
+// than budgetRatio times plain text, cost time linear in their size
+// through the same paths as TestKeywordFloodsWithinBudget: a flood four
+// times as long costs at most growthBound times as much, so a message up
+// to the response limit is judged in time proportional to its size.
+func TestOverBudgetFloodsLinear(t *testing.T) {
+	t.Parallel()
+	size := 256 << 10
+	if raceEnabled {
+		// Smaller, but every flood still past its first too-dense
+		// region: below that, a flood of 8 KiB is searched whole and
+		// one of 32 KiB refused, a step of different work, not growth.
+		size = 128 << 10
+	}
+	run := floodCost(t)
+	for _, unit := range slices.Sorted(maps.Keys(overBudget)) {
+		short, long := strings.Repeat(unit, size/4/len(unit)), strings.Repeat(unit, size/len(unit))
+		cost := func() float64 { return float64(run(long)) / float64(run(short)) }
+		growth := cost()
+		// Over the bound: best of three more measures (a quadratic scan
+		// grows in every one, a shared machine's bad moment in one).
+		for try := 0; try < 3 && growth > growthBound; try++ {
+			growth = min(growth, cost())
+		}
+		t.Logf("%q: %d to %d KiB costs %.1fx", unit, size>>12, size>>10, growth)
+		if growth > growthBound {
+			t.Errorf("%q repeated to %d KiB costs %.1fx what %d KiB costs (bound %dx): not linear", unit, size>>10, growth, size>>12, growthBound)
 		}
 	}
 }
