@@ -76,42 +76,37 @@ func Latin(s string) string {
 // spelling. ASCII is mapped too (m reads rn, 1 reads l). Linear in
 // len(s).
 func Skeleton(s string) string {
-	s = norm.NFD.String(s)
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if p, ok := confusable(r); ok {
-			b.WriteString(p)
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	return norm.NFD.String(b.String())
+	return norm.NFD.String(mapRunes(norm.NFD.String(s), confusable))
 }
 
 // Folded is Skeleton for names read without regard to case, as a server
 // that resolves names loosely reads them: NFKC, every non-ASCII letter
 // or sign that Latin reads as ASCII replaced by that ASCII (asciiOf:
 // Cyrillic В reads B although its lower case в has no ASCII prototype),
-// case folded, Skeleton, case folded again. A name that Latin reads as a plain name has that name's
-// Folded: a call of GIT_PUSН with a Cyrillic Н is a call of git_push.
-// Linear in len(s).
+// case folded, Skeleton, case folded again. A name that Latin reads as
+// a plain name has that name's Folded: a call of GIT_PUSН with a
+// Cyrillic Н is a call of git_push. Linear in len(s).
 func Folded(s string) string {
 	s = norm.NFKC.String(s)
 	if !ascii(s) {
-		var b strings.Builder
-		b.Grow(len(s))
-		for _, r := range s {
-			if p, ok := asciiOf(r); ok {
-				b.WriteString(p)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-		s = b.String()
+		s = mapRunes(s, asciiOf)
 	}
 	fold := cases.Fold() // a Caser is not safe to share
 	return fold.String(Skeleton(fold.String(s)))
+}
+
+// mapRunes is s with every code point that lookup maps replaced.
+func mapRunes(s string, lookup func(rune) (string, bool)) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if p, ok := lookup(r); ok {
+			b.WriteString(p)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func ascii(s string) bool {
