@@ -310,12 +310,25 @@ func valueAfterSpace(s string, at, n int) bool {
 	return j > i && j < len(s)
 }
 
+// blankBefore is the length of the blank that ends at s[j-1]: 1 for a
+// blank byte, 2 for a JSON escape of one (\t, \n, \f, \r), 0 for none.
+func blankBefore(s string, j int) int {
+	switch {
+	case isSpace(s[j-1]):
+		return 1
+	case j >= 2 && s[j-2] == '\\' && strings.IndexByte("tnfr", s[j-1]) >= 0:
+		return 2
+	}
+	return 0
+}
+
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
 // netrcAround reports whether a password keyword stands as in a .netrc:
 // a value after blanks, and before it blanks, one word (the login, or
 // the machine when a login word follows it), blanks, and a word that
-// ends in machine, login or default.
+// ends in machine, login or default. A blank may be a JSON escape (a
+// .netrc's lines end in \n in a raw message).
 func netrcAround(s string, at, n int) bool {
 	if !valueAfterSpace(s, at, n) {
 		return false
@@ -323,8 +336,12 @@ func netrcAround(s string, at, n int) bool {
 	i := at
 	for _, space := range []bool{true, false, true} {
 		j := i
-		for j > 0 && isSpace(s[j-1]) == space {
-			j--
+		for j > 0 {
+			w := blankBefore(s, j)
+			if (w > 0) != space {
+				break
+			}
+			j -= max(w, 1)
 		}
 		if j == i {
 			return false
