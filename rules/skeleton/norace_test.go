@@ -1,0 +1,5 @@
+//go:build !race
+
+package skeleton
+
+const sweepStep = 1
