@@ -1,9 +1,11 @@
 package secrets
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,4 +71,23 @@ func mustQuote(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return q
+}
+
+// TestByRuleIsStableSort: the counting sort of a scan's hits orders them
+// as a stable sort by rule does, for few hits and for more hits than
+// rules.
+func TestByRuleIsStableSort(t *testing.T) {
+	t.Parallel()
+	const rules = 7
+	for _, n := range []int{0, 1, rules, rules + 1, 500} {
+		hits := make([]ruleHit, n)
+		for i := range hits {
+			hits[i] = ruleHit{rule: (i*5 + i/3) % rules, at: i, n: 1 + i%4}
+		}
+		want := slices.Clone(hits)
+		slices.SortStableFunc(want, func(a, b ruleHit) int { return cmp.Compare(a.rule, b.rule) })
+		if got := byRule(hits, rules); !slices.Equal(got, want) {
+			t.Errorf("%d hits: byRule = %v, want %v", n, got, want)
+		}
+	}
 }
