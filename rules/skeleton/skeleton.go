@@ -35,11 +35,11 @@ type mapping struct {
 // Latin returns the Latin skeleton of s: NFKC, lower case, every
 // non-ASCII letter or sign that Unicode lists as confusable with ASCII
 // (itself or its other case: asciiOf) replaced by it, and diacritics
-// removed ("Précédentes" reads
-// "precedentes"). ASCII is kept as written (confusables.txt also maps
-// "m" to "rn"; a pattern is written in ASCII, not in prototypes). Text in
-// other scripts comes out mixed and matches no Latin pattern: match it in
-// its own script, before Latin. Linear in len(s).
+// removed ("Précédentes" reads "precedentes"). ASCII is kept as written
+// (confusables.txt also maps "m" to "rn"; a pattern is written in ASCII,
+// not in prototypes). Text in other scripts comes out mixed and matches
+// no Latin pattern: match it in its own script, before Latin. Linear in
+// len(s).
 func Latin(s string) string {
 	s = norm.NFKC.String(s)
 	var b strings.Builder
