@@ -275,7 +275,7 @@ func TestRealAgents(t *testing.T) {
 		out = runAgent(t, append(f.env, "OPENAI_API_KEY=sk-test-not-a-key", "RUST_LOG=off"), f.home, "codex", codexExec(model, "read two files", "fs")...)
 		got := model.results(t, 2, out)
 		if !strings.Contains(got[0], "Some `code` and ünïcode.") || strings.Contains(got[0], "Rejected") {
-			t.Errorf("the read inside the root came back as %q; want the file (tools offered in each request: %v)\ncodex exec said:\n%s", got[0], model.offered, out)
+			t.Errorf("the read inside the root came back as %q; want the file (how each request offered the call it was due: %q)\ncodex exec said:\n%s", got[0], model.offered, out)
 		}
 		if !strings.Contains(got[1], "Rejected unsafe MCP input") || !strings.Contains(got[1], `"error_code":"INPUT_REJECTED_PATH_SCOPE"`) {
 			t.Errorf("the read outside the root came back as %q; want mcpguard's INPUT_REJECTED_PATH_SCOPE refusal\ncodex exec said:\n%s", got[1], out)

@@ -13,36 +13,68 @@ import (
 )
 
 // responsesModel stands in for the OpenAI Responses API that Codex CLI
-// streams from (POST /v1/responses, server-sent events). Codex offers a
-// server's MCP tools as the function tools of a namespace mcp__SERVER
-// (for models without its code mode, such as gpt-5); the stand-in
-// answers a request that offers them and carries N tool outputs with
-// call N of its script, anything else with a short text, and keeps the
-// text of each output as Codex sent it back in the next request.
+// streams from (POST /v1/responses, server-sent events). A request that
+// carries N tool outputs and offers the tool of call N+1 of the script
+// is answered with that call; anything else gets a short text. The
+// stand-in keeps the text of each output as Codex sent it back in the
+// next request.
 type responsesModel struct {
 	*httptest.Server
 	mu      sync.Mutex
 	outputs []string
-	offered []bool // whether each request offered the script's namespace
+	offered []string // per request: the call it was due as offered, "not offered", or "-" (none due)
 }
 
-// responsesCall is a function call the stand-in asks for.
+// responsesCall is a function call the stand-in asks for: tool name of
+// the MCP server whose tools Codex groups under namespace (mcp__SERVER).
 type responsesCall struct{ namespace, name, arguments string }
+
+// responsesRequest is a Responses API request as the stand-in reads it.
+type responsesRequest struct {
+	Input []struct {
+		Type   string          `json:"type"`
+		Output json.RawMessage `json:"output"`
+	} `json:"input"`
+	Tools []responsesTool `json:"tools"`
+}
+
+// responsesTool is a tool a request offers: a function, or a namespace
+// holding function tools.
+type responsesTool struct {
+	Type  string          `json:"type"`
+	Name  string          `json:"name"`
+	Tools []responsesTool `json:"tools"`
+}
+
+// offeredAs finds how the request offers call c: as the function c.name
+// inside the namespace tool c.namespace, the one shape Codex gives a
+// server's MCP tools in a request (it routes a call by its namespace and
+// name, and a provider without namespaces is offered no MCP tools). It
+// returns "" when the request does not offer that tool: a call of it
+// would come back as Codex's "unsupported call".
+func (q *responsesRequest) offeredAs(c responsesCall) string {
+	for _, tool := range q.Tools {
+		if tool.Type != "namespace" || tool.Name != c.namespace {
+			continue
+		}
+		for _, inner := range tool.Tools {
+			if inner.Type == "function" && inner.Name == c.name {
+				return c.namespace + "/" + c.name
+			}
+		}
+	}
+	return ""
+}
 
 func newResponsesModel(t *testing.T, script ...responsesCall) *responsesModel {
 	m := &responsesModel{}
 	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			Input []struct {
-				Type   string          `json:"type"`
-				Output json.RawMessage `json:"output"`
-			} `json:"input"`
-		}
 		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
 			w.WriteHeader(http.StatusNotFound)
 			return
 		}
+		var req responsesRequest
 		if err := json.Unmarshal(body, &req); err != nil {
 			w.WriteHeader(http.StatusBadRequest)
 			return
@@ -53,20 +85,24 @@ func newResponsesModel(t *testing.T, script ...responsesCall) *responsesModel {
 				outputs = append(outputs, outputText(in.Output))
 			}
 		}
+		id := "resp_" + strconv.FormatInt(messageIDs.Add(1), 10)
+		item := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
+		offered := "-"
+		if n := len(outputs); n < len(script) {
+			offered = "not offered"
+			if c := script[n]; req.offeredAs(c) != "" {
+				offered = req.offeredAs(c)
+				item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
+					"call_id": "call_" + strconv.Itoa(n+1), "namespace": c.namespace, "name": c.name, "arguments": c.arguments}
+			}
+		}
 		m.mu.Lock()
 		if len(outputs) > len(m.outputs) {
 			m.outputs = outputs
 		}
-		m.offered = append(m.offered, len(script) > 0 && strings.Contains(string(body), `"name":"`+script[0].namespace+`"`))
+		m.offered = append(m.offered, offered)
 		m.mu.Unlock()
-		id := "resp_" + strconv.FormatInt(messageIDs.Add(1), 10)
-		item := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
-			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
-		if n := len(outputs); n < len(script) && m.offered[len(m.offered)-1] {
-			c := script[n]
-			item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
-				"call_id": "call_" + strconv.Itoa(n+1), "namespace": c.namespace, "name": c.name, "arguments": c.arguments}
-		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, ev := range []map[string]any{
 			{"type": "response.created", "response": map[string]any{"id": id}},
@@ -108,7 +144,7 @@ func (m *responsesModel) results(t *testing.T, want int, out string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.outputs) != want {
-		t.Fatalf("the model got %d tool outputs, want %d (tools offered in each request: %v): %q\ncodex exec said:\n%s", len(m.outputs), want, m.offered, m.outputs, out)
+		t.Fatalf("the model got %d tool outputs, want %d (how each request offered the call it was due: %q): %q\ncodex exec said:\n%s", len(m.outputs), want, m.offered, m.outputs, out)
 	}
 	return m.outputs
 }
