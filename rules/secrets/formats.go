@@ -310,34 +310,27 @@ func valueAfterSpace(s string, at, n int) bool {
 	return j > i && j < len(s)
 }
 
-// blankBefore is the length of the blank that ends at s[j-1]: 1 for a
-// blank byte, 2 for a JSON escape of one (\t, \n, \f, \r), 0 for none.
-func blankBefore(s string, j int) int {
-	switch {
-	case isSpace(s[j-1]):
-		return 1
-	case j >= 2 && s[j-2] == '\\' && strings.IndexByte("tnfr", s[j-1]) >= 0:
-		return 2
-	}
-	return 0
-}
-
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
 // netrcAround reports whether a password keyword stands as in a .netrc:
 // a value after blanks, and before it blanks, one word (the login, or
 // the machine when a login word follows it), blanks, and a word that
-// ends in machine, login or default. A blank may be a JSON escape (a
-// .netrc's lines end in \n in a raw message).
+// ends in machine, login or default. The blanks before it are read as
+// they are (a login may hold a backslash: CORP\tom) and also with the
+// JSON escapes \t \n \f \r as blanks (a .netrc's lines end in \n in a
+// raw message); either reading passing runs the regex.
 func netrcAround(s string, at, n int) bool {
-	if !valueAfterSpace(s, at, n) {
-		return false
-	}
+	return valueAfterSpace(s, at, n) && (netrcBefore(s, at, false) || netrcBefore(s, at, true))
+}
+
+// netrcBefore is netrcAround's reading of what comes before the keyword
+// at at; escapes: a JSON escape of a blank is a blank.
+func netrcBefore(s string, at int, escapes bool) bool {
 	i := at
 	for _, space := range []bool{true, false, true} {
 		j := i
 		for j > 0 {
-			w := blankBefore(s, j)
+			w := blankBefore(s, j, escapes)
 			if (w > 0) != space {
 				break
 			}
@@ -350,6 +343,19 @@ func netrcAround(s string, at, n int) bool {
 	}
 	word := strings.ToLower(s[max(0, i-len("machine")):i])
 	return strings.HasSuffix(word, "machine") || strings.HasSuffix(word, "login") || strings.HasSuffix(word, "default")
+}
+
+// blankBefore is the length of the blank that ends at s[j-1]: 1 for a
+// blank byte, 2 for a JSON escape of one (\t, \n, \f, \r) when escapes
+// is set, 0 for none.
+func blankBefore(s string, j int, escapes bool) int {
+	switch {
+	case isSpace(s[j-1]):
+		return 1
+	case escapes && j >= 2 && s[j-2] == '\\' && strings.IndexByte("tnfr", s[j-1]) >= 0:
+		return 2
+	}
+	return 0
 }
 
 // camelCase reports whether a name has a lower-case letter followed by a

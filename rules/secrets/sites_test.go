@@ -267,8 +267,10 @@ func TestDecoyKeywordBefore(t *testing.T) {
 
 // TestRawCleanEscapedBlanks: RawClean reads the raw bytes of a JSON
 // text, where a blank between a name and its "=", after "Bearer" or
-// between a .netrc's words may be an escape: "session_token\t= ..." was taken as no assignment, and
-// the baseline let such a token through in a tool call's arguments.
+// between a .netrc's words may be an escape: "session_token\t= ..." was
+// taken as no assignment, and the baseline let such a token through in a
+// tool call's arguments. Find reads plain text, where the same bytes may
+// be a backslash inside a word: a .netrc login CORP\tom.
 func TestRawCleanEscapedBlanks(t *testing.T) {
 	t.Parallel()
 	sc, err := New(Options{})
@@ -277,7 +279,7 @@ func TestRawCleanEscapedBlanks(t *testing.T) {
 	}
 	for _, s := range []string{"session_token\t= ", "aws_session_token\n=\t", "Authorization\t:\tBearer ",
 		"AUTHORIZATION\r\n= Token ", "Bearer\r", "Bearer\n\t", "password\t= ", "machine example.com\nlogin alice\npassword ",
-		"default\r\nlogin alice\n\tpassword\t"} {
+		"default\r\nlogin alice\n\tpassword\t", "login u?+\npassword\n\t", `machine fs login CORP\tom password `} {
 		s += "s8Zq3vXk2LmN9pQ4rT7wY1bC6dF0gH5jK8mN2pR4tV7xZ9aB3cE6fH8jL1nP4qS7uW0yA2dG5hK8mP1rT4vX7zC0eG3iL6oR9uX2aD5gJ8lO1"
 		q, _ := jsontext.AppendQuote(nil, s)
 		raw := []byte(`{"text":` + string(q) + `}`)
