@@ -67,7 +67,8 @@ type rule struct {
 	// scan reads the rule's matches instead of its regex (keyScans).
 	scan func(s string, at int) (lo, hi int, ok bool)
 	// quick: a test every match passes at its keyword (ownQuick, else
-	// siteTest, derived on the rule's first hit; nil: none).
+	// siteTest, derived on the rule's first hit, never for a scan;
+	// nil: none).
 	quickOnce sync.Once
 	quick     func(s string, at, n int) bool
 	sites     *siteSet // the derived quick test's sites
@@ -104,10 +105,15 @@ func (r *rule) passesQuick(s string, at, n int, memo *quickMemo) bool {
 	return memo.ok
 }
 
-// prepareQuick derives the rule's quick test and needs, once.
+// prepareQuick derives the rule's quick test and needs, once. A scan
+// reads more than its rule's regex (keyArmour takes a + for a space, the
+// header of a key sent in a URL's query, which a percent-encoded key
+// decodes to), so a test derived from the regex would pass over what the
+// scan finds; a scan reads at most a header's 100 characters at a hit
+// that is no key, and needs no quick test.
 func (r *rule) prepareQuick() {
 	r.quickOnce.Do(func() {
-		if r.quick == nil {
+		if r.quick == nil && r.scan == nil {
 			if r.sites = siteTest(r.spec.regex, r.keywords); r.sites != nil {
 				r.quick = func(s string, at, n int) bool { return r.sites.passes(s, at, n, nil) }
 			}
