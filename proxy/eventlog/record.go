@@ -340,7 +340,10 @@ func (s *scanner) unescape(start int, scratch *[]byte) ([]byte, bool) {
 				}
 				continue
 			}
-			if s.i+1 >= len(s.b) || !validEscape(s.b[s.i+1]) {
+			if s.i+1 >= len(s.b) {
+				return nil, false
+			}
+			if _, ok := rawjson.Simple(s.b[s.i+1]); !ok {
 				return nil, false
 			}
 			s.i += 2
@@ -351,39 +354,22 @@ func (s *scanner) unescape(start int, scratch *[]byte) ([]byte, bool) {
 		}
 		e := s.b[s.i+1]
 		s.i += 2
-		switch e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
+		if e == 'u' {
 			r, n, ok := rawjson.Rune(s.b[s.i-2:])
 			if !ok {
 				return nil, false
 			}
 			s.i += n - 2
 			out = utf8.AppendRune(out, r) // U+FFFD for a lone surrogate
-		default:
+			continue
+		}
+		d, ok := rawjson.Simple(e)
+		if !ok {
 			return nil, false
 		}
+		out = append(out, d)
 	}
 	return nil, false
-}
-
-func validEscape(c byte) bool {
-	switch c {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return true
-	}
-	return false
 }
 
 // hex4 reads the four hex digits of a \u escape.

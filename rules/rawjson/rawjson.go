@@ -36,20 +36,7 @@ func Unescape(s string) string {
 			b = append(b, c)
 			continue
 		}
-		switch e := s[i+1]; e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
+		if e := s[i+1]; e == 'u' {
 			r, n, ok := Rune(s[i:])
 			if !ok {
 				b = append(b, c)
@@ -57,13 +44,37 @@ func Unescape(s string) string {
 			}
 			i += n - 2
 			b = utf8.AppendRune(b, r) // U+FFFD for a lone surrogate
-		default:
+		} else if d, ok := Simple(e); ok {
+			b = append(b, d)
+		} else {
 			b = append(b, c)
 			continue
 		}
 		i++
 	}
 	return string(b)
+}
+
+// Simple returns the byte a JSON escape other than \u stands for, given
+// the letter after the backslash (`n` for \n), and whether the letter
+// makes one of JSON's eight such escapes. It is the one table of them
+// for the JSON readers.
+func Simple(letter byte) (byte, bool) {
+	switch letter {
+	case '"', '\\', '/':
+		return letter, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
 }
 
 // Rune reads the \u escape that s starts with: the code point its four
