@@ -22,7 +22,7 @@ type responsesModel struct {
 	*httptest.Server
 	mu      sync.Mutex
 	outputs []string
-	offered []string // per request: the call it was due as offered, "not offered", or "-" (none due)
+	offered []string // per request: the call it was due as offered, "not offered in" its tools, or "-" (none due)
 }
 
 // responsesCall is a function call the stand-in asks for: tool name of
@@ -66,6 +66,29 @@ func (q *responsesRequest) offeredAs(c responsesCall) string {
 	return ""
 }
 
+// toolNames lists the request's tools, a namespace's own in brackets
+// after its name, for a failure message.
+func (q *responsesRequest) toolNames() string {
+	var b strings.Builder
+	for i, tool := range q.Tools {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(tool.Name)
+		if tool.Type == "namespace" {
+			b.WriteByte('[')
+			for j, inner := range tool.Tools {
+				if j > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(inner.Name)
+			}
+			b.WriteByte(']')
+		}
+	}
+	return b.String()
+}
+
 func newResponsesModel(t *testing.T, script ...responsesCall) *responsesModel {
 	m := &responsesModel{}
 	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -90,7 +113,7 @@ func newResponsesModel(t *testing.T, script ...responsesCall) *responsesModel {
 			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
 		offered := "-"
 		if n := len(outputs); n < len(script) {
-			offered = "not offered"
+			offered = "not offered in " + req.toolNames()
 			if c := script[n]; req.offeredAs(c) != "" {
 				offered = req.offeredAs(c)
 				item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
