@@ -340,8 +340,12 @@ func (w *walker) checkArgs(rs []*ingressRule, name string, validated bool) *mess
 			}
 			if rej := w.judgeSelector(r, sel, false); rej != nil {
 				// Walk again in member-name order so the reported failure
-				// does not depend on the order the agent wrote.
-				rej = w.judgeSelector(r, sel, true)
+				// does not depend on the order the agent wrote (a walk
+				// that met no object of two members is that walk: a
+				// refused flood is not judged twice).
+				if w.reordered {
+					rej = w.judgeSelector(r, sel, true)
+				}
 				if !r.ask {
 					return rej
 				}

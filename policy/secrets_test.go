@@ -349,3 +349,29 @@ func TestMayHoldName(t *testing.T) {
 		t.Errorf("an icon under an escaped name survives: %s", out)
 	}
 }
+
+// TestRejectionFieldIgnoresMemberOrder: a call with credentials in two
+// fields is refused naming the same field whichever order the agent
+// wrote them in, also when the fields are nested under one member
+// (a walk that met only one-member objects is not walked again).
+func TestRejectionFieldIgnoresMemberOrder(t *testing.T) {
+	t.Parallel()
+	p := Baseline()
+	for _, args := range [][2]string{
+		{`{"b":"` + testToken + `","a":"` + testToken + `"}`, `{"a":"` + testToken + `","b":"` + testToken + `"}`},
+		{`{"o":{"b":"` + testToken + `","a":"` + testToken + `"}}`, `{"o":{"a":"` + testToken + `","b":"` + testToken + `"}}`},
+		{`{"o":{"b":"` + testToken + `"}}`, `{"o":{"b":"` + testToken + `"}}`},
+	} {
+		var fields [2]string
+		for i, a := range args {
+			ev := p.Evaluate([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":`+a+`}}`), nil)
+			if ev.Verdict != Rejected {
+				t.Fatalf("%s: got %+v, want rejected", a, ev)
+			}
+			fields[i] = ev.Field
+		}
+		if fields[0] != fields[1] || fields[0] == "" {
+			t.Errorf("%s and %s: refused naming %q and %q, want one field", args[0], args[1], fields[0], fields[1])
+		}
+	}
+}

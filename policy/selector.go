@@ -155,6 +155,9 @@ type walker struct {
 	validated bool // a JSON Schema accepted the arguments
 	named     bool // the selector names one field: a container there is type confusion
 	sorted    bool
+	// reordered: the walk met an object of more than one member, whose
+	// name order a sorted walk may visit differently.
+	reordered bool
 	rej       *message.Rejection
 	path      []pathElem
 	session   judge    // whose client roots path_scope also reads relative paths against
@@ -174,7 +177,7 @@ type walker struct {
 // judgeSelector walks sel over the arguments with rule r and returns the
 // first rejection.
 func (w *walker) judgeSelector(r *ingressRule, sel *Selector, sorted bool) *message.Rejection {
-	w.rule, w.named, w.sorted, w.rej, w.path = r, sel.endsInName(), sorted, nil, w.path[:0]
+	w.rule, w.named, w.sorted, w.reordered, w.rej, w.path = r, sel.endsInName(), sorted, false, nil, w.path[:0]
 	w.walk(sel.segs, 0)
 	return w.rej
 }
@@ -215,6 +218,9 @@ func (w *walker) foldMembers(i int32, name string) (first int32, matches int) {
 // is sorted) until a check fails.
 func (w *walker) members(i int32, fn func(c int32)) {
 	if !w.sorted {
+		if end := w.tree.nodes[i].end; i+1 < end && w.tree.nodes[i+1].end < end {
+			w.reordered = true
+		}
 		for c := i + 1; c < w.tree.nodes[i].end && w.rej == nil; c = w.tree.nodes[c].end {
 			fn(c)
 		}
