@@ -14,11 +14,11 @@ import (
 
 // sample writes a random string that re matches: every alternative and
 // repeat count may be drawn, unbounded repeats run at most extra past
-// their minimum. In a part that may be left out (a fill between a keyword and
-// an operator) a class's non-ASCII characters (ſ and the Kelvin sign
-// under (?i)) are drawn one time in eight; elsewhere ASCII is, as in a
-// credential and its keyword (the scanner's token runs and keyword
-// index read ASCII).
+// their minimum. In a part that may be left out (a fill between a
+// keyword and an operator) a class's non-ASCII characters (ſ and the
+// Kelvin sign under (?i)) are drawn one time in eight; elsewhere ASCII
+// is, as in a credential and its keyword (the scanner's token runs and
+// keyword index read ASCII).
 func sample(r *rand.Rand, re *syntax.Regexp, b *strings.Builder, wide bool, extra int) {
 	switch re.Op {
 	case syntax.OpLiteral:
@@ -89,8 +89,8 @@ const longFill = decodeReach + 200
 
 // quickCorpus returns, for rule r, texts that put its keywords where
 // its regex has them and in every other place: samples of its regex
-// that hold a keyword, mutated, embedded, and repeated, the last two
-// with their unbounded parts longer than any cap. A rule read by a scan
+// that hold a keyword (two of them with their unbounded parts longer
+// than any cap), mutated, embedded, and repeated. A rule read by a scan
 // gets key blocks (keyCorpus): its regex is not what it matches.
 func quickCorpus(t testing.TB, r *rule, rnd *rand.Rand) []string {
 	if r.scan != nil {
