@@ -13,10 +13,13 @@ import (
 // findings twice, and a reading bounded by its input (markup and decoded
 // payloads add at most a few times the text, never more).
 func FuzzCheck(f *testing.F) {
+	seed := 0
 	for _, d := range loadDirectives(f) {
 		for _, g := range disguises {
 			if desc, _, ok := g.hide(d); ok {
-				f.Add(desc)
+				if seed++; !raceEnabled || seed%3 == 0 {
+					f.Add(desc)
+				}
 			}
 		}
 	}

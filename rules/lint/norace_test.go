@@ -3,3 +3,5 @@
 package lint
 
 const linearUnit = 8 << 10
+
+const raceEnabled = false
