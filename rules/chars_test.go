@@ -8,8 +8,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/mcpguard/mcpguard/rules/canon"
-	"github.com/mcpguard/mcpguard/rules/canon/canontest"
 	"github.com/mcpguard/mcpguard/rules/codes"
+	"github.com/mcpguard/mcpguard/rules/internal/codepoints"
 )
 
 type charCase struct{ name, value string }
@@ -206,7 +206,7 @@ func TestControlChars(t *testing.T) {
 }
 
 // control_chars and text share one definition: for every code point (every
-// one canontest.CodePoints stands for), in each context that decides joiners, selectors and fillers, a value is
+// one codepoints.Sample stands for), in each context that decides joiners, selectors and fillers, a value is
 // refused on ingress exactly when text would remove or rewrite the code
 // point on egress. The layout characters text keeps because they hide
 // nothing from a reader (TAB, LF, CR, FF, a soft hyphen inside a word, a
@@ -216,7 +216,7 @@ func TestControlCharsAgreesWithText(t *testing.T) {
 	c := NewControlChars()
 	contexts := []string{"a%cb", "%c", "\u0628%c\u0628", "\ua9b2%c\ua9a4", "\u0915\u094d%c\u0937",
 		"\U0001F468%c\U0001F4BB", "\u2764%c", "\u845b%c", "\u1100%c\u1161", "\u1820%c"}
-	for _, r := range canontest.CodePoints() {
+	for _, r := range codepoints.Sample() {
 		for _, ctx := range contexts {
 			v := strings.Replace(ctx, "%c", string(r), 1)
 			refused := c.Check(v) != nil

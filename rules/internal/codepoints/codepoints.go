@@ -1,7 +1,7 @@
-// Package canontest is for the tests that hold two judges of text
+// Package codepoints is for the tests that hold two judges of text
 // (control_chars and text, Display and Text) to one verdict for every code
 // point: it gives them the code points that stand for all the others.
-package canontest
+package codepoints
 
 import (
 	"slices"
@@ -11,14 +11,14 @@ import (
 )
 
 // Run is the longest stretch of code points with the same properties that
-// CodePoints tries whole; a longer one is tried at both ends and every
+// Sample tries whole; a longer one is tried at both ends and every
 // Stride code points between.
 const (
 	Run    = 256
 	Stride = 61
 )
 
-// CodePoints returns, in order, the code points (surrogates excluded) that
+// Sample returns, in order, the code points (surrogates excluded) that
 // stand for all of them: the Unicode properties canon's judges can read of
 // a code point (script, general category, every binary property of the
 // unicode package, canon.Invisible and canon.Suspect, and the UTF-8 length
@@ -30,7 +30,7 @@ const (
 // points between. A judge that treats one code point of a long uniform
 // stretch apart from its neighbours, and from every property above, can
 // pass untried.
-func CodePoints() []rune {
+func Sample() []rune {
 	cuts := []rune{0, 0x80, 0x800, 0xD800, 0xE000, 0x10000, unicode.MaxRune + 1}
 	for r := rune(0x80); r < 0x800; r += 0x40 {
 		cuts = append(cuts, r)
