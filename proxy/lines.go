@@ -28,7 +28,23 @@ type lineReader struct {
 	buf    []byte
 	prefix []byte // the first bytes of the last over-long line
 	taken  int    // lines returned since drained last reported true
+	held   int    // lines returned since drained or due last reported true
 }
+
+// passOn is how many lines a relay loop takes from a longer batch before it
+// flushes what it has written: its output goes out when its input is
+// drained (see drained) or every passOn lines (see due), whichever comes
+// first.
+//
+// Why: a loop that flushed only when drained held a whole batch until it
+// had handled the last line of it. With many calls in flight, the agent,
+// the ingress loop, the server and the egress loop then passed one batch
+// around and took turns, each waiting for the whole batch of the one
+// before: on two cores, one stayed idle and the two loops never ran at the
+// same time. Passed on in pieces, the server answers, and the egress loop
+// checks, the first lines of a batch while the ingress loop checks the
+// rest. A lone message is drained at once and goes out as before.
+const passOn = 16
 
 func newLineReader(r io.Reader, max int) *lineReader {
 	return &lineReader{br: bufio.NewReaderSize(r, readBufferSize), max: max}
@@ -38,6 +54,7 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // the next call. A last line without a newline at EOF is returned too.
 func (l *lineReader) next() ([]byte, error) {
 	l.taken++
+	l.held++
 	l.buf = l.buf[:0]
 	over := false
 	for {
@@ -100,14 +117,25 @@ func (l *lineReader) drained() (drained, batch bool) {
 	if l.hasLine() {
 		return false, false
 	}
-	batch, l.taken = l.taken > 1, 0
+	batch, l.taken, l.held = l.taken > 1, 0, 0
 	return true, batch
+}
+
+// due reports that passOn lines were taken since drained or due last
+// reported true, so that the caller flushes them while more are buffered.
+// Call it when drained reports false.
+func (l *lineReader) due() bool {
+	if l.held < passOn {
+		return false
+	}
+	l.held = 0
+	return true
 }
 
 // lineWriter serialises whole lines from several goroutines onto one
 // stream. Lines are buffered; the relay flushes before it would block on
-// input, so pipelined messages go out in few writes and a lone message goes
-// out at once.
+// input and every passOn lines of a longer batch, so pipelined messages go
+// out in few writes and a lone message goes out at once.
 //
 // A goroutine that must not block on the stream (the egress loop answering
 // a request of the server's: the server may be blocked writing the output

@@ -2,8 +2,11 @@ package proxy
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 )
@@ -147,6 +150,104 @@ func TestDrainedReportsBatches(t *testing.T) {
 	if drained, batch := l.drained(); !drained || batch {
 		t.Fatalf("after one line: drained %v, batch %v", drained, batch)
 	}
+}
+
+// TestDueEveryPassOnLines: with a long batch buffered, due says to flush
+// after every passOn lines; drained starts the count again.
+func TestDueEveryPassOnLines(t *testing.T) {
+	const n = 2*passOn + 3
+	l := newLineReader(strings.NewReader(strings.Repeat("x\n", n)+"partial"), 1024)
+	var flushedAt []int
+	for i := 0; i < n; i++ {
+		if drained, _ := l.drained(); drained {
+			if i != 0 {
+				t.Fatalf("drained after %d lines with %d more buffered", i, n-i)
+			}
+		} else if l.due() {
+			flushedAt = append(flushedAt, i)
+		}
+		if _, err := l.next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []int{passOn, 2 * passOn}; !slices.Equal(flushedAt, want) {
+		t.Errorf("due after %v lines, want %v", flushedAt, want)
+	}
+	if drained, _ := l.drained(); !drained {
+		t.Fatal("only a partial line is left, but not drained")
+	}
+	if l.due() {
+		t.Error("due right after drained")
+	}
+}
+
+// TestRelayPassesLongBatchesOnInPieces: a batch of requests the agent
+// writes at once reaches the server in pieces of at most passOn lines, and
+// a batch of replies reaches the agent so, all in order: the server can
+// answer, and the egress loop check, the first lines of a batch while the
+// ingress loop checks the rest.
+func TestRelayPassesLongBatchesOnInPieces(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const n = 3*passOn + 5
+		var requests, replies bytes.Buffer
+		for id := 1; id <= n; id++ {
+			fmt.Fprintf(&requests, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", id)
+			fmt.Fprintf(&replies, `{"jsonrpc":"2.0","id":%d,"result":{}}`+"\n", id)
+		}
+		agentInR, agentInW := io.Pipe()
+		agentOutR, agentOutW := io.Pipe()
+		serverInR, serverInW := io.Pipe()
+		serverOutR, serverOutW := io.Pipe()
+		exited := make(chan struct{})
+		d := &downstream{stdin: newLineWriter(serverInW), stdout: serverOutR, exited: exited,
+			stderrDone: make(chan struct{}), kill: func(syscall.Signal) {}}
+		close(d.stderrDone)
+
+		// Each side reads with a buffer larger than the whole batch: one
+		// read returns one write of the relay's, or less.
+		pieces := func(r io.Reader, lines int) (got []byte, sizes []int) {
+			buf := make([]byte, 1<<20)
+			for bytes.Count(got, []byte("\n")) < lines {
+				k, err := r.Read(buf)
+				if err != nil {
+					t.Errorf("after %d bytes: %v", len(got), err)
+					return got, sizes
+				}
+				got = append(got, buf[:k]...)
+				sizes = append(sizes, bytes.Count(buf[:k], []byte("\n")))
+			}
+			return got, sizes
+		}
+		check := func(side string, got, want []byte, sizes []int) {
+			t.Helper()
+			if !bytes.Equal(got, want) {
+				t.Errorf("the %s got other lines than the batch:\n%s", side, got)
+			}
+			if len(sizes) < 2 || slices.Max(sizes) > passOn {
+				t.Errorf("the %s got the batch of %d lines in pieces of %v, want pieces of at most %d", side, n, sizes, passOn)
+			}
+		}
+		go func() {
+			got, sizes := pieces(serverInR, n)
+			check("server", got, requests.Bytes(), sizes)
+			serverOutW.Write(replies.Bytes())
+			io.Copy(io.Discard, serverInR) // until the relay closes it
+			close(exited)
+			serverOutW.Close()
+		}()
+		go func() {
+			agentInW.Write(requests.Bytes())
+			got, sizes := pieces(agentOutR, n)
+			check("agent", got, replies.Bytes(), sizes)
+			agentInW.Close()
+			io.Copy(io.Discard, agentOutR)
+		}()
+		cfg := Config{Argv: []string{"pieces"}, Stdin: agentInR, Stdout: agentOutW, Stderr: io.Discard}.withDefaults()
+		serve(cfg, d, nil, nil)
+		agentOutW.Close()
+		synctest.Wait()
+	})
 }
 
 // TestLineWriterQueueKeepsOrder: a queued line goes out before every line

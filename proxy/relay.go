@@ -267,6 +267,8 @@ func (r *relay) ingress() {
 				yieldCPU()
 			}
 			batches.done()
+		} else if lines.due() {
+			r.flushToServer()
 		}
 		line, err := lines.next()
 		if !r.turns.begin() {
@@ -319,7 +321,7 @@ func isBlank(line []byte) bool {
 }
 
 // flushToServer pushes out the requests the ingress side has buffered;
-// called before a read that may block. Only the side that writes a stream
+// called before a read that may block and every passOn lines. Only the side that writes a stream
 // flushes it in its loop, so neither breaks up the other's batches.
 func (r *relay) flushToServer() { r.toServer.flush() }
 
@@ -558,6 +560,8 @@ func (r *relay) egress() {
 				yieldCPU()
 			}
 			batches.done()
+		} else if lines.due() {
+			r.flushToAgent()
 		}
 		line, err := lines.next()
 		r.memory.read(len(line))

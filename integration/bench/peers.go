@@ -225,9 +225,10 @@ func lineBuffered(r *bufio.Reader) bool {
 // runtime's sysmon does not retake them from their reads, and, as mcpguard
 // does (see proxy.passScheduler), a trip through the scheduler every 16
 // batches, so that sysmon does not take a loop for a goroutine running
-// forever and preempt it every 10 ms. It forwards whole lines,
-// as any proxy that must see a message before passing it on has to; with
-// stream it copies a long line's bytes as they arrive instead.
+// forever and preempt it every 10 ms; and, as mcpguard does (see
+// proxy.passOn), it passes a long batch on every passOn lines. It forwards
+// whole lines, as any proxy that must see a message before passing it on
+// has to; with stream it copies a long line's bytes as they arrive instead.
 func relay(argv []string, stream bool) int {
 	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 3 {
 		runtime.GOMAXPROCS(3)
@@ -264,13 +265,13 @@ func relay(argv []string, stream bool) int {
 
 // copyLines copies newline-delimited lines from src to dst until src ends,
 // flushing whenever no complete line is buffered (before a read that may
-// block). A long line is gathered in a reused buffer and written whole,
-// unless stream is set.
+// block) and every passOn lines of a longer batch. A long line is gathered
+// in a reused buffer and written whole, unless stream is set.
 func copyLines(dst io.Writer, src io.Reader, stream bool) {
 	r := bufio.NewReaderSize(src, 64<<10)
 	w := bufio.NewWriterSize(dst, 64<<10)
 	var long []byte
-	batches := 0
+	batches, held := 0, 0
 	for {
 		chunk, err := r.ReadSlice('\n')
 		switch {
@@ -293,16 +294,28 @@ func copyLines(dst io.Writer, src io.Reader, stream bool) {
 			w.Flush()
 			return
 		}
-		if !lineBuffered(r) {
+		held++
+		switch {
+		case !lineBuffered(r):
+			held = 0
 			if err := w.Flush(); err != nil {
 				return
 			}
 			if batches++; batches%16 == 0 {
 				runtime.Gosched()
 			}
+		case held == passOn:
+			held = 0
+			if err := w.Flush(); err != nil {
+				return
+			}
 		}
 	}
 }
+
+// passOn is how many lines of a longer batch the relay copies before it
+// flushes them, as proxy.passOn.
+const passOn = 16
 
 // itoa appends id's decimal text.
 func itoa(b []byte, id int) []byte { return strconv.AppendInt(b, int64(id), 10) }
