@@ -121,12 +121,11 @@ func Start(cfg Config) (*Exporter, error) {
 		if err != nil {
 			return nil, err
 		}
+		client := otlptracehttp.NewClient()
 		if proto == protoGRPC {
-			spanExp, err = otlptracegrpc.New(ctx)
-		} else {
-			spanExp, err = otlptracehttp.New(ctx)
+			client = otlptracegrpc.NewClient()
 		}
-		if err != nil {
+		if spanExp, err = newOTLPSpans(ctx, client); err != nil {
 			return nil, fmt.Errorf("telemetry: OTLP trace exporter: %w", err)
 		}
 	}
