@@ -946,10 +946,18 @@ func (sc *Scanner) escapesClean(s string, esc rawjson.Escapes) bool {
 var partMin = 256 << 10
 
 // rawParts is how many parts the raw check of n bytes is split into:
-// one per processor the runtime may run at once, each partMin or more.
+// partsPerProc per processor the runtime may run at once, each partMin
+// or more.
 func rawParts(n int) int {
-	return max(1, min(runtime.GOMAXPROCS(0), runtime.NumCPU(), n/partMin))
+	return max(1, min(partsPerProc*min(runtime.GOMAXPROCS(0), runtime.NumCPU()), n/partMin))
 }
+
+// partsPerProc is more than one so that the parts share the processors
+// evenly with work that runs beside them (a caller judges other checks
+// of the same text at once): the scheduler does not divide one
+// goroutine's work between processors, and one part per processor
+// plus one more check left a processor idle while the last part ran.
+const partsPerProc = 2
 
 // rawPart is what one part of a split raw check found: the needles that
 // start in it (all of them up to resume, which is -1 when the list is
