@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -54,6 +56,8 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 		}
 	}
 	esc := m.Escapes()
+	early := s.judgeEarly(m, call, esc)
+	defer early.wait() // nothing reads m.Raw once egress returns
 	if m.Kind == message.Response && m.Result != nil && mayHoldInputRequests(m.Result, esc) {
 		if reason := s.inputRequests(m.Result); reason != "" {
 			return nil, nil, errors.New(reason)
@@ -96,7 +100,14 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 	// After text, every string goes through the secrets and links filter
 	// of the tool that answers (or of the policy).
 	ef := s.policy().egressFilterFor(callTool(call))
-	if len(rules) == 0 && (plain || !rawNeedsText(raw)) && ef.rawClean(raw, esc) {
+	var clean bool
+	switch {
+	case early != nil:
+		clean = early.wait()
+	case len(rules) == 0:
+		clean = unchanged(raw, esc, plain, ef)
+	}
+	if clean {
 		return raw, rewrites, nil
 	}
 	out, more, err := rewriteStrings(raw, rules, ef)
@@ -107,6 +118,81 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 		return raw, rewrites, nil // suspect code points that text keeps where they stand
 	}
 	return out, append(rewrites, more...), nil
+}
+
+// unchanged reports whether no string of a validated message can change
+// on its way to the client, looking at its raw bytes: nothing text would
+// change or judge (plain: the parser found every string plain, see
+// message.Message.TextPlain; else rawNeedsText), and ef's secrets and
+// links checks find nothing (esc are raw's escapes). The text check goes
+// first, so that a message it sends to be rewritten is not scanned for
+// secrets and links as well. A message of concurrentMin bytes or more then has its links and its
+// secrets judged at once, the links on a goroutine of their own beside
+// the secrets check, which splits its own work further.
+func unchanged(raw []byte, esc rawjson.Escapes, plain bool, ef egressFilter) bool {
+	if !plain && rawNeedsText(raw) {
+		return false
+	}
+	if len(raw) < concurrentMin || ef.lf == nil || runtime.GOMAXPROCS(0) < 2 {
+		return ef.linksClean(raw, esc) && ef.secretsClean(raw, esc)
+	}
+	var links bool
+	var wg sync.WaitGroup
+	wg.Go(func() { links = ef.linksClean(raw, esc) })
+	clean := ef.secretsClean(raw, esc)
+	wg.Wait()
+	return clean && links
+}
+
+// concurrentMin is the size from which egress judges a message on every
+// core: below it, a goroutine costs more than it saves.
+const concurrentMin = 256 << 10
+
+// earlyVerdict is the verdict of unchanged on a long result, worked out
+// on other goroutines while egress reads the rest of the message (whether
+// it may hold inputRequests, what its call selects).
+type earlyVerdict struct {
+	ch    chan bool
+	done  bool
+	clean bool
+}
+
+// judgeEarly starts unchanged on m when it is a result of concurrentMin
+// bytes or more that egress forwards as it is when nothing in it can
+// change: a tools/call or tasks/result result no egress rule rewrites.
+// It returns nil for any other message.
+func (s judge) judgeEarly(m *message.Message, call *Call, esc rawjson.Escapes) *earlyVerdict {
+	if len(m.Raw) < concurrentMin || runtime.GOMAXPROCS(0) < 2 || call == nil || m.Kind != message.Response || m.Result == nil {
+		return nil
+	}
+	switch call.Method {
+	case "tools/call":
+	case "tasks/result":
+		if call.Tool == "" {
+			return nil // refused, or judged by no tool's rules
+		}
+	default:
+		return nil
+	}
+	p := s.policy()
+	if len(p.egressFor(call.Tool)) > 0 {
+		return nil
+	}
+	a := &earlyVerdict{ch: make(chan bool, 1)}
+	raw, plain, ef := m.Raw, m.TextPlain, p.egressFilterFor(callTool(call))
+	go func() { a.ch <- unchanged(raw, esc, plain, ef) }()
+	return a
+}
+
+// wait returns the verdict once it is in (false for a nil earlyVerdict).
+func (a *earlyVerdict) wait() bool {
+	if a == nil {
+		return false
+	}
+	if !a.done {
+		a.clean, a.done = <-a.ch, true
+	}
+	return a.clean
 }
 
 // mayHoldInputRequests reports whether a result may have an inputRequests

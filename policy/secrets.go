@@ -3,9 +3,7 @@ package policy
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/rules/codes"
@@ -218,37 +216,23 @@ func (p *Policy) egressFilterFor(tool string) egressFilter {
 	return ef
 }
 
-// rawClean reports whether no string of the raw message can change; esc
-// are its escapes (rawjson.ScanEscapes). A message of concurrentMin bytes
-// or more has its links and its secrets judged at once, on two
-// goroutines (the secrets check splits its own work further).
-func (ef egressFilter) rawClean(raw []byte, esc rawjson.Escapes) bool {
-	if ef.sc == nil && ef.lf == nil || len(raw) == 0 {
+// linksClean reports whether the links filter can change no string of
+// the raw message; esc are its escapes (rawjson.ScanEscapes).
+func (ef egressFilter) linksClean(raw []byte, esc rawjson.Escapes) bool {
+	if ef.lf == nil || len(raw) == 0 {
 		return true
 	}
-	linksClean := func() bool {
-		if ef.lf.RemovesImages() && mayHoldName(raw, "icons", esc) || ef.lf.NeutralisesLinks() && mayHoldName(raw, "uri", esc) {
-			return false // an icon's src or a resource link's uri: see urlMember
-		}
-		return ef.lf == nil || ef.lf.RawCleanEscapes(raw, esc)
+	if ef.lf.RemovesImages() && mayHoldName(raw, "icons", esc) || ef.lf.NeutralisesLinks() && mayHoldName(raw, "uri", esc) {
+		return false // an icon's src or a resource link's uri: see urlMember
 	}
-	if ef.sc == nil {
-		return linksClean()
-	}
-	if len(raw) < concurrentMin || runtime.GOMAXPROCS(0) < 2 {
-		return linksClean() && ef.sc.RawCleanEscapes(raw, esc)
-	}
-	var links bool
-	var wg sync.WaitGroup
-	wg.Go(func() { links = linksClean() })
-	clean := ef.sc.RawCleanEscapes(raw, esc)
-	wg.Wait()
-	return clean && links
+	return ef.lf.RawCleanEscapes(raw, esc)
 }
 
-// concurrentMin is the size from which egress judges a message's links
-// and secrets at once: below it, a goroutine costs more than it saves.
-const concurrentMin = 256 << 10
+// secretsClean reports whether the secrets check can change no string of
+// the raw message; esc are its escapes (rawjson.ScanEscapes).
+func (ef egressFilter) secretsClean(raw []byte, esc rawjson.Escapes) bool {
+	return ef.sc == nil || len(raw) == 0 || ef.sc.RawCleanEscapes(raw, esc)
+}
 
 // urlMember judges a string that is a URL the client acts on by itself,
 // by where it stands: an icon's src (icons[N].src, of tools, prompts,
