@@ -249,23 +249,21 @@ func (c *Call) actionName() string {
 }
 
 func (e *Exporter) span(c *Call) {
-	name, kind := c.method, trace.SpanKindServer
+	name, kind := c.method, kindServer
 	if c.tool != "" {
 		name += " " + c.tool // the semantic conventions' "{mcp.method.name} {target}"
 	}
 	if c.serverRequest {
-		kind = trace.SpanKindClient // a request mcpguard relays to the client
+		kind = kindClient // a request mcpguard relays to the client
 	}
-	_, span := e.tracer.Start(context.Background(), name, trace.WithSpanKind(kind), trace.WithTimestamp(c.start))
+	e.startOpts = append(e.startOpts[:0], kind, trace.WithTimestamp(c.start))
+	_, span := e.tracer.Start(context.Background(), name, e.startOpts...)
 	if !span.IsRecording() {
 		span.End() // sampled out (OTEL_TRACES_SAMPLER): nothing more to build
 		return
 	}
-	// The span copies its attributes: one buffer serves every span of
-	// the span stage.
 	attrs := e.attrs[:0]
 	attrs = append(attrs,
-		e.server,
 		semconv.McpMethodNameKey.String(c.method),
 		keyAction.String(c.actionName()),
 		keyOutcome.String(string(c.outcome)),
@@ -288,7 +286,10 @@ func (e *Exporter) span(c *Call) {
 		attrs = append(attrs, keyRule.String(c.rule))
 	}
 	if c.outcome == Replied {
-		attrs = append(attrs, keyResponseSize.Int(c.respSize), keyEgress.Float64(c.egress.Seconds()), keyRewrites.Int(c.rewrites))
+		attrs = append(attrs, keyResponseSize.Int(c.respSize), keyEgress.Float64(c.egress.Seconds()))
+		if c.rewrites > 0 {
+			attrs = append(attrs, keyRewrites.Int(c.rewrites))
+		}
 	}
 	switch c.outcome {
 	case Rejected:
@@ -303,5 +304,12 @@ func (e *Exporter) span(c *Call) {
 	for _, canon := range c.canonical {
 		span.AddEvent(eventRewrite, trace.WithAttributes(keyCanonicaliser.String(canon)), trace.WithTimestamp(c.end))
 	}
-	span.End(trace.WithTimestamp(c.end))
+	e.endOpts = append(e.endOpts[:0], trace.WithTimestamp(c.end))
+	span.End(e.endOpts...)
 }
+
+// The span kinds as start options, made once.
+var (
+	kindServer trace.SpanStartOption = trace.WithSpanKind(trace.SpanKindServer)
+	kindClient trace.SpanStartOption = trace.WithSpanKind(trace.SpanKindClient)
+)

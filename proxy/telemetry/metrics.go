@@ -34,7 +34,7 @@ type instruments struct {
 	// sets caches the measurement options (attribute sets) already
 	// built: building one sorts and allocates, and a session calls the
 	// same few tools over and over. Only the metrics stage uses it.
-	sets map[setKey]metric.MeasurementOption
+	sets map[setKey]setOptions
 	// counted are the decisions recorded since the last flush, added to
 	// mcpguard.decisions once per attribute set when the metrics stage
 	// has drained the queue: a burst of a thousand calls of one tool is
@@ -45,6 +45,14 @@ type instruments struct {
 // setKey names one attribute set; the server is the exporter's.
 type setKey struct {
 	method, tool, action, code, direction string
+}
+
+// setOptions is one attribute set as the options of a measurement, in
+// the slices Record and Add take: passed as they are, they are not
+// copied into a new slice at every call.
+type setOptions struct {
+	record []metric.RecordOption
+	add    []metric.AddOption
 }
 
 // maxCachedSets bounds the cache; past it, sets are built per call.
@@ -59,7 +67,7 @@ var (
 )
 
 func newInstruments(m metric.Meter, e *Exporter) (instruments, error) {
-	in := instruments{sets: map[setKey]metric.MeasurementOption{}, counted: map[setKey]int64{}}
+	in := instruments{sets: map[setKey]setOptions{}, counted: map[setKey]int64{}}
 	var err error
 	if in.decisions, err = m.Int64Counter("mcpguard.decisions", metric.WithUnit("{decision}"),
 		metric.WithDescription("Requests from the agent that mcpguard judged, by verdict, and replies it rewrote")); err != nil {
@@ -89,9 +97,9 @@ func newInstruments(m metric.Meter, e *Exporter) (instruments, error) {
 	return in, observeNotifications(m, e)
 }
 
-// set returns the attribute set of k as a measurement option, from the
+// set returns the attribute set of k as measurement options, from the
 // cache when it can.
-func (in *instruments) set(server string, k setKey) metric.MeasurementOption {
+func (in *instruments) set(server string, k setKey) setOptions {
 	o, ok := in.sets[k]
 	if !ok {
 		kvs := []attribute.KeyValue{keyServer.String(server), semconv.McpMethodNameKey.String(k.method)}
@@ -107,7 +115,8 @@ func (in *instruments) set(server string, k setKey) metric.MeasurementOption {
 		if k.direction != "" {
 			kvs = append(kvs, keyDirection.String(k.direction))
 		}
-		o = metric.WithAttributeSet(attribute.NewSet(kvs...))
+		opt := metric.WithAttributeSet(attribute.NewSet(kvs...))
+		o = setOptions{record: []metric.RecordOption{opt}, add: []metric.AddOption{opt}}
 		if len(in.sets) < maxCachedSets {
 			in.sets[k] = o
 		}
@@ -124,15 +133,15 @@ func (in *instruments) record(server string, c *Call) {
 		return
 	}
 	in.counted[setKey{method: c.method, tool: c.tool, action: c.actionName(), code: c.code}]++
-	ingress := in.set(server, setKey{method: c.method, direction: eventlog.Ingress})
-	in.size.Record(ctx, int64(c.reqSize), ingress)
-	in.latency.Record(ctx, c.ingress.Seconds(), ingress)
+	ingress := in.set(server, setKey{method: c.method, direction: eventlog.Ingress}).record
+	in.size.Record(ctx, int64(c.reqSize), ingress...)
+	in.latency.Record(ctx, c.ingress.Seconds(), ingress...)
 	if c.outcome != Replied {
 		return
 	}
-	egress := in.set(server, setKey{method: c.method, direction: eventlog.Egress})
-	in.size.Record(ctx, int64(c.respSize), egress)
-	in.latency.Record(ctx, c.egress.Seconds(), egress)
+	egress := in.set(server, setKey{method: c.method, direction: eventlog.Egress}).record
+	in.size.Record(ctx, int64(c.respSize), egress...)
+	in.latency.Record(ctx, c.egress.Seconds(), egress...)
 	if c.rewrites > 0 {
 		in.counted[setKey{method: c.method, tool: c.tool, action: string(eventlog.ActionRewritten)}]++
 	}
@@ -142,7 +151,7 @@ func (in *instruments) record(server string, c *Call) {
 func (in *instruments) flush(server string) {
 	ctx := context.Background()
 	for k, n := range in.counted {
-		in.decisions.Add(ctx, n, in.set(server, k))
+		in.decisions.Add(ctx, n, in.set(server, k).add...)
 	}
 	clear(in.counted)
 }

@@ -91,11 +91,15 @@ type Exporter struct {
 	stop  chan struct{}
 	done  sync.WaitGroup
 
-	notes        notificationCounts
-	server       attribute.KeyValue   // mcpguard.server, on every span
-	attrs        []attribute.KeyValue // the span stage's attribute buffer
-	droppedCalls atomic.Int64         // calls the relay could not hand over
-	droppedSpans atomic.Int64         // spans the batch processor could not take in time
+	notes notificationCounts
+	// The span stage's buffers, reused for every span (the SDK copies
+	// what it keeps).
+	attrs     []attribute.KeyValue
+	startOpts []trace.SpanStartOption
+	endOpts   []trace.SpanEndOption
+
+	droppedCalls atomic.Int64 // calls the relay could not hand over
+	droppedSpans atomic.Int64 // spans the batch processor could not take in time
 	exportErrors atomic.Int64
 	firstError   sync.Once
 }
@@ -184,21 +188,26 @@ func start(cfg Config, spanExp sdktrace.SpanExporter, reader sdkmetric.Reader) (
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
+	// OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME win over mcpguard's
+	// defaults, but not over mcpguard.server. That is the resource's, not
+	// each span's: one mcpguard process guards one server, and a span of
+	// eight attributes or fewer costs the SDK a map less (it deduplicates
+	// them at End).
 	res, err := resource.New(context.Background(),
 		resource.WithAttributes(semconv.ServiceName("mcpguard"), semconv.ServiceVersion(cfg.Version)),
 		resource.WithTelemetrySDK(),
-		resource.WithFromEnv(), // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME win
+		resource.WithFromEnv(),
+		resource.WithAttributes(keyServer.String(cfg.Server)),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
 	e := &Exporter{
-		cfg:    cfg,
-		server: keyServer.String(cfg.Server),
-		attrs:  make([]attribute.KeyValue, 0, 16),
-		calls:  make(chan *Call, QueueSize),
-		spans:  make(chan *Call, QueueSize),
-		stop:   make(chan struct{}),
+		cfg:   cfg,
+		attrs: make([]attribute.KeyValue, 0, 16),
+		calls: make(chan *Call, QueueSize),
+		spans: make(chan *Call, QueueSize),
+		stop:  make(chan struct{}),
 	}
 	// The SDK reports export failures through the global handler, which
 	// by default writes every one to stderr: a dead collector would

@@ -69,7 +69,7 @@ func TestSpansAndMetrics(t *testing.T) {
 		t.Errorf("span name %q start %v, want tools/call read _file at %v (the tool's name canonicalised)", replied.Name, replied.StartTime, t0)
 	}
 	want := map[attribute.Key]string{
-		"mcpguard.server": "fs", "mcp.method.name": "tools/call", "gen_ai.tool.name": "read _file",
+		"mcpguard.server": "", "mcp.method.name": "tools/call", "gen_ai.tool.name": "read _file",
 		"mcpguard.decision.action": "allowed", "mcpguard.outcome": "replied",
 		"mcpguard.request.size": "120", "mcpguard.response.size": "4096", "mcpguard.egress.rewrites": "1",
 	}
@@ -109,6 +109,35 @@ func TestSpansAndMetrics(t *testing.T) {
 	}
 }
 
+// TestCommonSpan: the span of an allowed call answered without rewrites
+// has eight attributes or fewer (the SDK deduplicates a span's attributes
+// at End in a map, on the stack up to eight), none of them the server's
+// name, which is the resource's and cannot be overridden by
+// OTEL_RESOURCE_ATTRIBUTES.
+func TestCommonSpan(t *testing.T) {
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "mcpguard.server=other,deployment.environment=ci")
+	e, spans, _ := startInMemory(t)
+	c := e.Begin(time.Now(), policy.Call{Method: "tools/call", Tool: "echo"}, 120)
+	c.Judged(eventlog.ActionNone, "", "")
+	c.Reply(time.Now(), 300, nil)
+	e.End(c, Replied)
+	waitFor(t, "one span", func() bool { return len(spans.GetSpans()) == 1 })
+	s := spans.GetSpans()[0]
+	e.Shutdown()
+
+	checkAttrs(t, s.Attributes, map[attribute.Key]string{
+		"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "mcpguard.decision.action": "allowed",
+		"mcpguard.outcome": "replied", "mcpguard.request.size": "120", "mcpguard.response.size": "300",
+		"mcpguard.server": "", "mcpguard.egress.rewrites": "",
+	})
+	if len(s.Attributes) > 8 {
+		t.Errorf("%d attributes, want at most 8: %v", len(s.Attributes), s.Attributes)
+	}
+	checkAttrs(t, s.Resource.Attributes(), map[attribute.Key]string{
+		"mcpguard.server": "fs", "deployment.environment": "ci", "service.name": "mcpguard",
+	})
+}
+
 // TestServerRequestsAndNotifications: each request of the server's that
 // the policy judged is a span and a decision (direction egress) with its
 // method, kind, action and code; notifications are counted by method and
@@ -134,7 +163,7 @@ func TestServerRequestsAndNotifications(t *testing.T) {
 		t.Errorf("span %q kind %v, want elicitation/create, client", allowed.Name, allowed.SpanKind)
 	}
 	checkAttrs(t, allowed.Attributes, map[attribute.Key]string{
-		"mcpguard.server": "fs", "mcp.method.name": "elicitation/create", "mcpguard.decision.action": "allowed",
+		"mcp.method.name": "elicitation/create", "mcpguard.decision.action": "allowed",
 		"mcpguard.outcome": "relayed", "mcpguard.direction": "egress", "mcpguard.server_request.kind": "elicitation_form",
 		"mcpguard.server_request.input_request": "false",
 	})
