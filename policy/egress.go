@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,14 +124,14 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 // unchanged reports whether no string of a validated message can change
 // on its way to the client, looking at its raw bytes: nothing text would
 // change or judge (plain: the parser found every string plain, see
-// message.Message.TextPlain; else rawNeedsText), and ef's secrets and
-// links checks find nothing (esc are raw's escapes). The text check goes
-// first, so that a message it sends to be rewritten is not scanned for
-// secrets and links as well. A message of concurrentMin bytes or more then has its links and its
-// secrets judged at once, the links on a goroutine of their own beside
-// the secrets check, which splits its own work further.
+// message.Message.TextPlain; else needsText), and ef's secrets and links
+// checks find nothing (esc are raw's escapes). The text check goes first,
+// so that a message it sends to be rewritten is not scanned for secrets
+// and links as well. A message of concurrentMin bytes or more then has
+// its links and its secrets judged at once, the links on a goroutine of
+// their own beside the secrets check, which splits its own work further.
 func unchanged(raw []byte, esc rawjson.Escapes, plain bool, ef egressFilter) bool {
-	if !plain && rawNeedsText(raw) {
+	if !plain && needsText(raw) {
 		return false
 	}
 	if len(raw) < concurrentMin || ef.lf == nil || runtime.GOMAXPROCS(0) < 2 {
@@ -666,6 +667,56 @@ func rawNeedsText(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// needsText is rawNeedsText, read in one part per processor at once when
+// b is concurrentMin bytes or more: text beyond ASCII is read code point
+// by code point, several times slower than plain ASCII, and the other
+// checks of egress wait for the verdict.
+func needsText(b []byte) bool {
+	n := min(runtime.GOMAXPROCS(0), runtime.NumCPU(), len(b)/concurrentMin)
+	if n < 2 {
+		return rawNeedsText(b)
+	}
+	cuts := make([]int, 1, n+1)
+	for k := 1; k < n; k++ {
+		if p := textCut(b, max(len(b)*k/n, cuts[len(cuts)-1]+1), len(b)*(k+1)/n); p >= 0 {
+			cuts = append(cuts, p)
+		}
+	}
+	cuts = append(cuts, len(b))
+	needs := make([]bool, len(cuts)-1)
+	var wg sync.WaitGroup
+	for k := 1; k < len(needs); k++ {
+		wg.Go(func() { needs[k] = rawNeedsText(b[cuts[k]:cuts[k+1]]) })
+	}
+	needs[0] = rawNeedsText(b[:cuts[1]])
+	wg.Wait()
+	return slices.Contains(needs, true)
+}
+
+// textCut returns the first offset in [at, limit) where b can be cut in
+// two that rawNeedsText reads as it reads b, -1 when there is none: an
+// offset that starts a code point (not a UTF-8 continuation byte) and
+// that no escape reaches over (no backslash in the 11 bytes before it:
+// the longest escape rawNeedsText reads, a surrogate pair, is 12 bytes).
+// Reading the two parts then meets every code point and escape that
+// reading b does, and nothing else. It reads each byte a bounded number
+// of times.
+func textCut(b []byte, at, limit int) int {
+	for p := at; p < limit; {
+		lo := max(0, p-11)
+		if j := bytes.LastIndexByte(b[lo:p], '\\'); j >= 0 {
+			p = lo + j + 12
+			continue
+		}
+		if b[p]&0xC0 == 0x80 {
+			p++
+			continue
+		}
+		return p
+	}
+	return -1
 }
 
 const (

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -185,6 +186,59 @@ func FuzzRawNeedsText(f *testing.F) {
 			t.Fatalf("rawNeedsText(%s) = %v, canon.NeedsText = %v, a suspect code point: %v", esc, got, needs, suspect)
 		}
 	})
+}
+
+// FuzzTextCut: b cut where textCut says reads, part by part, as b does:
+// needsText judges a long text in parts at once.
+func FuzzTextCut(f *testing.F) {
+	for _, s := range []string{`plain text`, `a\u202eb`, "a\u202eb", `x\ud83d\ude00y`, `\\\\u202e`, `\udb40\udc41 tag`, "\xe2\x80", `tail\`, "Съешь же ещё"} {
+		f.Add([]byte(s), uint16(0))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, at uint16) {
+		if len(b) == 0 {
+			return
+		}
+		p := textCut(b, int(at)%len(b), len(b))
+		if p < 0 {
+			return
+		}
+		if p < int(at)%len(b) || p >= len(b) {
+			t.Fatalf("textCut(%q, %d) = %d, outside the range", b, int(at)%len(b), p)
+		}
+		if whole, parts := rawNeedsText(b), rawNeedsText(b[:p]) || rawNeedsText(b[p:]); whole != parts {
+			t.Fatalf("rawNeedsText(%q) = %v, cut at %d: %v", b, whole, p, parts)
+		}
+	})
+}
+
+// TestNeedsTextParts: a long text read in parts at once finds a suspect
+// code point wherever it stands about a cut, written out or escaped (a
+// surrogate pair too), and finds none in long text beyond ASCII.
+func TestNeedsTextParts(t *testing.T) {
+	t.Parallel()
+	if min(runtime.GOMAXPROCS(0), runtime.NumCPU()) < 2 {
+		t.Log("one processor: needsText reads in one part")
+	}
+	q, err := jsontext.AppendQuote(nil, strings.Repeat("Съешь же ещё этих булок, café\n", 2*concurrentMin/40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if needsText(q) || rawNeedsText(q) {
+		t.Fatal("a plain long text needs text")
+	}
+	mid := len(q) / 2
+	for _, unit := range []string{"\u202e", `\u202e`, `\udb40\udc41`, `\u001b`} {
+		for at := mid - 40; at <= mid+40; at++ {
+			b := append(append(append([]byte{}, q[:at]...), unit...), q[at:]...)
+			// Inside a code point or an escape the unit breaks the
+			// text (rawNeedsText says yes for that); anywhere, the
+			// parts say what the whole does.
+			between := q[at]&0xC0 != 0x80 && q[at-1] != '\\'
+			if got, want := needsText(b), rawNeedsText(b); got != want || between && !got {
+				t.Fatalf("%q at %d of %d: needsText %v, rawNeedsText %v", unit, at, len(b), got, want)
+			}
+		}
+	}
 }
 
 // TestEgressLongResults: a result long enough that egress judges its
