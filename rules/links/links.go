@@ -180,7 +180,7 @@ func mayHoldHTML(s string, links bool) bool {
 			return false
 		}
 		i += j
-		if i >= 3 && (strings.EqualFold(s[i-3:i], "url") || strings.EqualFold(s[i-3:i], "set")) {
+		if i >= 3 && cssFunction(s[i-3:i]) {
 			return true // url( and image-set(
 		}
 		if cssEscapeIn(s[max(0, i-12):i]) {
@@ -190,10 +190,24 @@ func mayHoldHTML(s string, links bool) bool {
 	}
 }
 
+// cssFunction reports whether the three bytes before a "(" end a CSS
+// function that loads something: url or (image-)set, in any case. Only
+// ASCII letters spell either in three bytes, so the last one decides
+// which to compare.
+func cssFunction(w string) bool {
+	switch w[2] | 0x20 {
+	case 'l':
+		return strings.EqualFold(w, "url")
+	case 't':
+		return strings.EqualFold(w, "set")
+	}
+	return false
+}
+
 // cssEscapeIn reports whether s holds a CSS hex escape: a backslash and a
 // hex digit (a JSON escape such as \n is not one).
 func cssEscapeIn(s string) bool {
-	for i := 0; i+1 < len(s); i++ {
+	for i := strings.IndexByte(s, '\\'); i >= 0 && i+1 < len(s); i++ {
 		if s[i] == '\\' && rawjson.IsHex(s[i+1]) {
 			return true
 		}

@@ -187,3 +187,22 @@ func allowed(f *Filter, raw string) bool {
 	_, ok := f.allowsImage(raw)
 	return ok
 }
+
+// TestCSSFunction: cssFunction, which compares by the last byte first,
+// says what comparing with both names does, for every last byte after
+// letters of either name, their other cases and bytes of multi-byte
+// characters.
+func TestCSSFunction(t *testing.T) {
+	t.Parallel()
+	some := []byte("uUrRsSeEtTlLx(\\\x80\xc5\xbf\xe2\x84\xaa")
+	for _, a := range some {
+		for _, b := range some {
+			for c := range 256 {
+				w := string([]byte{a, b, byte(c)})
+				if got, want := cssFunction(w), strings.EqualFold(w, "url") || strings.EqualFold(w, "set"); got != want {
+					t.Fatalf("cssFunction(%q) = %v, want %v", w, got, want)
+				}
+			}
+		}
+	}
+}
