@@ -324,15 +324,7 @@ func anyValue(v attribute.Value) *commonpb.AnyValue {
 	case attribute.SLICE:
 		av.Value = array(v.AsSlice(), func(x attribute.Value) attribute.Value { return x })
 	case attribute.MAP:
-		kvs := v.AsMap()
-		var out []*commonpb.KeyValue
-		if len(kvs) > 0 {
-			out = make([]*commonpb.KeyValue, len(kvs))
-			for i, kv := range kvs {
-				out[i] = &commonpb.KeyValue{Key: string(kv.Key), Value: anyValue(kv.Value)}
-			}
-		}
-		av.Value = &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: out}}
+		av.Value = &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: keyValues(v.AsMap())}}
 	case attribute.EMPTY:
 	default:
 		av.Value = &commonpb.AnyValue_StringValue{StringValue: "INVALID"}
@@ -346,6 +338,18 @@ func array[T any](xs []T, value func(T) attribute.Value) *commonpb.AnyValue_Arra
 		out[i] = anyValue(value(x))
 	}
 	return &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: out}}
+}
+
+// keyValues converts attributes, allocating as otlptrace does.
+func keyValues(attrs []attribute.KeyValue) []*commonpb.KeyValue {
+	if len(attrs) == 0 {
+		return nil
+	}
+	out := make([]*commonpb.KeyValue, len(attrs))
+	for i, a := range attrs {
+		out[i] = &commonpb.KeyValue{Key: string(a.Key), Value: anyValue(a.Value)}
+	}
+	return out
 }
 
 // iterKeyValues converts a resource's or scope's attributes.
@@ -368,17 +372,10 @@ func links(ls []sdktrace.Link) []*tracepb.Span_Link {
 	out := make([]*tracepb.Span_Link, len(ls))
 	for i, l := range ls {
 		tid, sid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		var attrs []*commonpb.KeyValue
-		if len(l.Attributes) > 0 {
-			attrs = make([]*commonpb.KeyValue, len(l.Attributes))
-			for j, a := range l.Attributes {
-				attrs[j] = &commonpb.KeyValue{Key: string(a.Key), Value: anyValue(a.Value)}
-			}
-		}
 		out[i] = &tracepb.Span_Link{
 			TraceId:                tid[:],
 			SpanId:                 sid[:],
-			Attributes:             attrs,
+			Attributes:             keyValues(l.Attributes),
 			DroppedAttributesCount: clampUint32(l.DroppedAttributeCount),
 			Flags:                  spanFlags(l.SpanContext.TraceFlags(), l.SpanContext),
 		}
