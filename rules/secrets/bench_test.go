@@ -72,3 +72,57 @@ func BenchmarkRawCleanBig(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRawCleanPrintable: the raw check of 1 MiB of lines of the
+// printable ASCII characters shifting from line to line (policy's
+// BenchmarkEgressBigResult printable, a sixteenth).
+func BenchmarkRawCleanPrintable(b *testing.B) {
+	const printable = ` !#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_abcdefghijklmnopqrstuvwxyz{|}~`
+	var sb strings.Builder
+	for n := 0; sb.Len() < 1<<20-80; n++ {
+		for col := range 79 {
+			sb.WriteByte(printable[(n*7+col)%len(printable)])
+		}
+		sb.WriteByte('\n')
+	}
+	q, _ := jsontext.AppendQuote(nil, sb.String())
+	sc := benchScanner(b)
+	b.SetBytes(int64(len(q)))
+	for b.Loop() {
+		if !sc.RawClean(q) {
+			b.Fatal("not clean")
+		}
+	}
+}
+
+// shortMessages are raw JSON texts of the size most calls carry: the
+// bench's echo arguments and reply (a ten-digit id and 235 bytes of
+// flags, paths, prose and every printable ASCII character), JSON-RPC
+// envelopes, a file path, prose and code.
+var shortMessages = func() []struct{ name, raw string } {
+	const echo = `0000000001 --format=json --run=TestRelay/pipelined ./proxy/... ./message/... path/to/some/file.go:123:45 (the quick brown fox jumps over the lazy dog) 0123456789abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ !#$%&'()*+,-./:;<=>?@[]^_{|}~ `
+	return []struct{ name, raw string }{
+		{"echo-arguments", `{"text":"` + echo + `"}`},
+		{"echo-reply", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + echo + `"}]}}`},
+		{"envelope", `{"jsonrpc":"2.0","id":42,"method":"tools/list"}`},
+		{"initialize", `{"jsonrpc":"2.0","id":3,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"secure-filesystem-server","version":"0.2.0"}}}`},
+		{"path", `{"path":"/home/user/src/project/internal/server/handler_test.go"}`},
+		{"prose", `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"The relay reads one line from the agent, judges it against the policy and writes it to the server; the reply comes back the same way, cleaned of what the server must not show."}]}}`},
+		{"code", `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"func (c *Client) Token(ctx context.Context) (string, error) {\n\tif c.src == nil {\n\t\treturn \"\", errNoSource\n\t}\n\treturn c.src.Token()\n}\n"}]}}`},
+	}
+}()
+
+// BenchmarkRawCleanShort: the raw check of each of shortMessages.
+func BenchmarkRawCleanShort(b *testing.B) {
+	sc := benchScanner(b)
+	for _, m := range shortMessages {
+		b.Run(m.name, func(b *testing.B) {
+			raw := []byte(m.raw)
+			for b.Loop() {
+				if !sc.RawClean(raw) {
+					b.Fatalf("not clean: %s", raw)
+				}
+			}
+		})
+	}
+}

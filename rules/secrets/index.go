@@ -26,24 +26,33 @@ type needle struct {
 	owner int
 }
 
-// index finds every needle in a text in one pass: a bit per lower-cased
-// byte pair says whether some needle starts with that pair, and only there
-// are the needles compared.
+// index finds every needle in a text in one pass: a byte per byte pair
+// says whether a needle may start at or just before it, and only there
+// is a four-byte hash tested, and where it passes the needles compared.
 type index struct {
-	// pairs has a bit for every byte pair, as written (every case of a
-	// folded needle's letters), that starts a needle.
-	pairs [1 << 16 / 64]uint64
-	// skip marks every byte pair that is a needle's first or
-	// second pair, and for a two-byte needle every pair its second byte
-	// starts: a needle starts at j or j-1 only where the pair at an even
-	// j is marked, so scan reads every other pair. Its pairs are
-	// little-endian (the first byte low), as a word loaded from the text
-	// holds them. A byte a pair (1 or 0), not a bit: the scan's four
-	// lookups a word are a load each.
+	// skip says, for every byte pair, where a needle may start around
+	// it: startHere (it is a needle's first pair) and startBefore (it is
+	// a needle's second pair, or a two-byte needle's second byte starts
+	// it). A needle starts at j or j-1 only where the pair at an even j
+	// has one of them, so scan reads every other pair, and tests only the
+	// starts they name. Its pairs are little-endian (the first byte low),
+	// as a word loaded from the text holds them. A byte a pair, not two
+	// bits: the scan's four lookups a word are a load each.
 	skip *[1 << 16]byte
-	// tri has a bit for triHash of the first three bytes of every needle
-	// (of a two-byte needle followed by any byte).
-	tri [1 << 16 / 64]uint64
+	// quad has a bit for quadHash of the first four bytes of every
+	// needle, of a three-byte needle's bytes followed by 0xff and of a
+	// two-byte needle's followed by two: one load, a multiply and a bit
+	// test (maybe) reject nearly every start of ordinary text.
+	quad [1 << 16 / 64]uint64
+	// quad2 is quad with quadHash2: a start that passes quad passes
+	// quad2 too before the needles are compared (two hashes, as a Bloom
+	// filter's, so that one collision of text with a needle costs
+	// nothing where the text repeats it).
+	quad2 [1 << 16 / 64]uint64
+	// short has a bit for every byte pair, as written and little-endian
+	// (every case of a folded needle's letters), that starts a needle of
+	// two or three bytes: only there are their bits in quad tested.
+	short [1 << 16 / 64]uint64
 	// slot maps a lower-cased pair to 1 + its position in lists, which
 	// holds one head for each distinct needle text that starts with the
 	// pair (several rules share a keyword).
@@ -84,33 +93,34 @@ func newIndex(needles []needle) *index {
 		}
 		for _, a := range caseVariants(n.text[0], n.fold) {
 			for _, b := range caseVariants(n.text[1], n.fold) {
-				p := uint16(a)<<8 | uint16(b)
-				ix.pairs[p>>6] |= 1 << (p & 63)
-				ix.setSkip(a, b)
+				ix.setSkip(a, b, startHere)
+				if len(n.text) < 4 {
+					p := uint16(a) | uint16(b)<<8
+					ix.short[p>>6] |= 1 << (p & 63)
+				}
 			}
 		}
 		for _, b := range caseVariants(n.text[1], n.fold) {
 			if len(n.text) == 2 {
 				for c := range 256 {
-					ix.setSkip(b, byte(c))
+					ix.setSkip(b, byte(c), startBefore)
 				}
 				continue
 			}
 			for _, c := range caseVariants(n.text[2], n.fold) {
-				ix.setSkip(b, c)
+				ix.setSkip(b, c, startBefore)
 			}
 		}
 		p := pairOf(n.text[0], n.text[1])
-		for c := range 256 {
-			if len(n.text) > 2 {
-				c = int(n.text[2])
-			}
-			h := triHash(n.text[0], n.text[1], byte(c))
-			ix.tri[h>>6] |= 1 << (h & 63)
-			if len(n.text) > 2 {
-				break
-			}
+		var q [4]byte
+		copy(q[:], n.text)
+		for i := len(n.text); i < 4; i++ {
+			q[i] = 0xff
 		}
+		x := binary.LittleEndian.Uint32(q[:])
+		h, h2 := quadHash(x), quadHash2(x)
+		ix.quad[h>>6] |= 1 << (h & 63)
+		ix.quad2[h2>>6] |= 1 << (h2 & 63)
 		text := needle{text: n.text, fold: n.fold}
 		if j, ok := last[text]; ok {
 			ix.same[j], last[text] = int32(i), int32(i)
@@ -153,9 +163,15 @@ func lower8(x uint64) uint64 {
 	return x | upper>>2
 }
 
-func (ix *index) setSkip(a, b byte) {
-	p := uint16(a) | uint16(b)<<8
-	ix.skip[p] = 1
+// The bits of a skip entry: a needle may start at the pair, one byte
+// before it.
+const (
+	startBefore = 1
+	startHere   = 2
+)
+
+func (ix *index) setSkip(a, b byte, bit byte) {
+	ix.skip[uint16(a)|uint16(b)<<8] |= bit
 }
 
 // scan calls hit for every needle occurrence in s, in order of position.
@@ -172,7 +188,7 @@ func (ix *index) scanRange(s string, from, to int, hit func(n *needle, at int) b
 	if len(s) < 2 || from >= to {
 		return
 	}
-	skip, pairs := ix.skip, &ix.pairs
+	skip, quad, short := ix.skip, &ix.quad, &ix.short
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	// The even pair at j covers the starts j-1 and j: the pairs from the
 	// even j at or before from to the one at to cover [from, to). The
@@ -184,21 +200,18 @@ func (ix *index) scanRange(s string, from, to int, hit func(n *needle, at int) b
 	}
 	j += 2
 	base := unsafe.Pointer(unsafe.StringData(s))
-	for last := min(len(b), to+1) - 8; j <= last; j += 8 {
+	for last := min(len(b)-2, to+1) - 8; j <= last; j += 8 {
 		x := binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(base, j)), 8)) // j+8 <= len(b)
 		p0, p1, p2, p3 := uint16(x), uint16(x>>16), uint16(x>>32), uint16(x>>48)
-		m := uint64(skip[p0]) | uint64(skip[p1])<<1 | uint64(skip[p2])<<2 | uint64(skip[p3])<<3
+		// Bit i of m: a needle may start at j-1+i.
+		m := uint64(skip[p0]) | uint64(skip[p1])<<2 | uint64(skip[p2])<<4 | uint64(skip[p3])<<6
 		for m != 0 {
-			k := j + 2*bits.TrailingZeros64(m)
+			k := j - 1 + bits.TrailingZeros64(m)
 			m &= m - 1
-			// startsNear, by hand: most candidates fail the first
-			// test, and a call for each costs more than the test.
-			q := uint16(b[k-1])<<8 | uint16(b[k])
-			if pairs[q>>6]&(1<<(q&63)) != 0 && ix.third(s, k-1) && !ix.at(s, k-1, hit) {
-				return
-			}
-			q = uint16(b[k])<<8 | uint16(b[k+1])
-			if pairs[q>>6]&(1<<(q&63)) != 0 && ix.third(s, k) && !ix.at(s, k, hit) {
+			// maybe, by hand.
+			x := binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(base, k)), 4)) // k+4 <= j+10 <= len(b)
+			h, p := quadHash(x), uint16(x)
+			if (quad[h>>6]&(1<<(h&63)) != 0 && ix.quad2Bit(x) || short[p>>6]&(1<<(p&63)) != 0 && ix.maybeShort(x)) && !ix.at(s, k, hit) {
 				return
 			}
 		}
@@ -209,46 +222,57 @@ func (ix *index) scanRange(s string, from, to int, hit func(n *needle, at int) b
 		}
 	}
 	if k := len(s) - 2; len(s)%2 == 1 && k >= from && k < to {
-		// the one start no even pair covers
-		if q := uint16(s[k])<<8 | uint16(s[k+1]); pairs[q>>6]&(1<<(q&63)) != 0 && ix.third(s, k) {
-			ix.at(s, k, hit)
-		}
+		ix.at(s, k, hit) // the one start no even pair covers
 	}
 }
 
 // startsNear checks the starts j-1 and j that lie in [from, to), for an
 // even j whose pair has its skip bit; false when hit stopped the scan.
 func (ix *index) startsNear(s string, j, from, to int, hit func(n *needle, at int) bool) bool {
-	if j > from && j <= to {
-		p := uint16(s[j-1])<<8 | uint16(s[j])
-		if ix.pairs[p>>6]&(1<<(p&63)) != 0 && ix.third(s, j-1) && !ix.at(s, j-1, hit) {
-			return false
-		}
+	if j > from && j <= to && ix.maybeAt(s, j-1) && !ix.at(s, j-1, hit) {
+		return false
 	}
-	p := uint16(s[j])<<8 | uint16(s[j+1])
-	if j >= from && j < to && ix.pairs[p>>6]&(1<<(p&63)) != 0 && ix.third(s, j) {
+	if j >= from && j < to && ix.maybeAt(s, j) {
 		return ix.at(s, j, hit)
 	}
 	return true
 }
 
-// third reports whether a needle may start at s[at], whose pair has its
-// bit in pairs: the three bytes from at have their bit in tri.
-func (ix *index) third(s string, at int) bool {
-	if at+2 >= len(s) {
-		return true // only a two-byte needle fits: at compares
-	}
-	h := triHash(s[at], s[at+1], s[at+2])
-	return ix.tri[h>>6]&(1<<(h&63)) != 0
+// maybeAt reports whether a needle may start at s[at] (see maybe); near
+// the end of s, at compares.
+func (ix *index) maybeAt(s string, at int) bool {
+	return at+4 > len(s) || ix.maybe(binary.LittleEndian.Uint32(unsafe.Slice(unsafe.StringData(s[at:]), 4)))
 }
 
-// at calls hit for every needle that starts at s[at], where pairs and
-// third have passed; false when hit stopped the scan.
+// maybe reports whether a needle may start with the four bytes x
+// (little-endian): they, or their first three or two followed by 0xff
+// where a short needle starts with their pair, have their bit in quad.
+func (ix *index) maybe(x uint32) bool {
+	h, p := quadHash(x), uint16(x)
+	return ix.quad[h>>6]&(1<<(h&63)) != 0 && ix.quad2Bit(x) || ix.short[p>>6]&(1<<(p&63)) != 0 && ix.maybeShort(x)
+}
+
+func (ix *index) quad2Bit(x uint32) bool {
+	h := quadHash2(x)
+	return ix.quad2[h>>6]&(1<<(h&63)) != 0
+}
+
+func (ix *index) maybeShort(x uint32) bool {
+	x3, x2 := x|0xff<<24, x|0xffff<<16
+	h3, h2 := quadHash(x3), quadHash(x2)
+	return ix.quad[h3>>6]&(1<<(h3&63)) != 0 && ix.quad2Bit(x3) || ix.quad[h2>>6]&(1<<(h2&63)) != 0 && ix.quad2Bit(x2)
+}
+
+// at calls hit for every needle that starts at s[at] (at+2 <= len(s));
+// false when hit stopped the scan.
 func (ix *index) at(s string, at int, hit func(n *needle, at int) bool) bool {
-	lp := pairOf(s[at], s[at+1])
+	k := ix.slot[pairOf(s[at], s[at+1])]
+	if k == 0 {
+		return true
+	}
 	w, _ := wordAt(s, at)
 	lw := lower8(w)
-	for _, h := range ix.lists[ix.slot[lp]-1] {
+	for _, h := range ix.lists[k-1] {
 		x := w
 		if h.fold {
 			x = lw
@@ -276,11 +300,16 @@ func (ix *index) at(s string, at int, hit func(n *needle, at int) bool) bool {
 	return true
 }
 
-// triHash hashes three bytes into 16 bits, each with its 0x20 bit set
-// (lower-cased, and some other bytes with them: the hash only filters).
-func triHash(a, b, c byte) uint16 {
-	x := (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) | 0x202020
-	return uint16((x * 2654435761) >> 16)
+// quadHash hashes four bytes (little-endian in x) into 16 bits, each
+// byte with its 0x20 bit set (lower-cased, and some other bytes with
+// them: the hash only filters).
+func quadHash(x uint32) uint16 {
+	return uint16(((x | 0x20202020) * 2654435761) >> 16)
+}
+
+// quadHash2 is quadHash with an independent multiplier.
+func quadHash2(x uint32) uint16 {
+	return uint16((uint64(x|0x20202020) * 0x9E3779B97F4A7C15) >> 48)
 }
 
 // equalFoldLower reports whether s equals lower (already lower case) under
