@@ -579,14 +579,41 @@ func strongWord(x uint64) uint64 {
 	return (l*(127+'Z'+1) - low) & (low + l*(127-('0'-1))) & ^x & (l * 128)
 }
 
+// sepPairs sets the high bit of each byte p of a little-endian word that
+// is ':', '-' or a space with another of them three bytes on: where a
+// word inside a run of separated hex bytes (de:ad:be:ef) has a
+// separator, a hex byte and the next separator.
+func sepPairs(x uint64) uint64 {
+	m := zeroBytes(x^(l8*':')) | zeroBytes(x^(l8*'-')) | zeroBytes(x^(l8*' '))
+	return m & (m >> 24)
+}
+
+const l8 = 0x0101010101010101
+
+// zeroBytes sets the high bit of each zero byte of x, exactly (no borrow
+// from a lower byte: each byte's low seven bits are added apart).
+func zeroBytes(x uint64) uint64 {
+	return ^((x&(l8*127) + l8*127) | x) & (l8 * 128)
+}
+
+// allRunBytes reports whether the 8 bytes of w are all runByte.
+func allRunBytes(w []byte) bool {
+	w = w[:8:8]
+	return runByte[w[0]] && runByte[w[1]] && runByte[w[2]] && runByte[w[3]] &&
+		runByte[w[4]] && runByte[w[5]] && runByte[w[6]] && runByte[w[7]]
+}
+
 // nextTextRun returns an offset inside the first run of s from i on that
 // may be base64, hex or base32 of text, and the run's bounds (wrapped
 // lines included); -1 when there is none. It looks at every other
-// aligned 8-byte word for a digit or a capital and reads the run around
-// one: a run of minEncodedRun bytes or more holds such a word whole, and
-// when it encodes a credential, digits and capitals are all over it. It
-// looks at the words that start before end (a multiple of 8, or len(s));
-// a run found there may reach past it.
+// aligned 8-byte word for a digit or a capital: a run of minEncodedRun
+// bytes or more holds such a word whole, and when it encodes a
+// credential, digits and capitals are all over it. Where the word is made of run
+// bytes only (runByte) it reads the run around it, bounded as
+// encodedRuns bounds it (at its padding); where it has separators three
+// bytes apart, the run of separated hex bytes around them. It looks at
+// the words that start before end (a multiple of 8, or len(s)); a run
+// found there may reach past it.
 func nextTextRun(s string, i, end int) (at, lo, hi int) {
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	w := (i + 7) &^ 7
@@ -595,8 +622,22 @@ func nextTextRun(s string, i, end int) (at, lo, hi int) {
 			w += 32 // two sampled words at once: one branch
 			continue
 		}
-		m := strongWord(binary.LittleEndian.Uint64(b[w:]))
+		x := binary.LittleEndian.Uint64(b[w:])
+		m := strongWord(x)
 		if m == 0 {
+			w += 16
+			continue
+		}
+		if sep := sepPairs(x); sep != 0 {
+			p := w + bits.TrailingZeros64(sep)/8 // p+3 < w+8
+			if rawjson.IsHex(b[p+1]) && rawjson.IsHex(b[p+2]) {
+				start := sepHexStart(s, p+1)
+				if end := sepHexRun(s, start); end >= start+minEncodedRun {
+					return p + 1, start, end
+				}
+			}
+		}
+		if !allRunBytes(b[w:]) {
 			w += 16
 			continue
 		}
@@ -608,20 +649,17 @@ func nextTextRun(s string, i, end int) (at, lo, hi int) {
 		if lo < k && lo > 0 && b[lo-1] == '\\' {
 			lo++ // not the letter of a \n
 		}
-		for hi < len(b) && runByte[b[hi]] {
+		for hi < len(b) && b64Byte[b[hi]] {
+			hi++
+		}
+		for n := 0; n < 6 && hi < len(b) && b[hi] == '='; n++ {
 			hi++
 		}
 		if hi-lo >= minEncodedRun && textPrefix(s[lo:hi]) {
 			lo, hi = runChain(s, k)
 			return k, lo, hi
 		}
-		if hi-lo == 2 {
-			start := sepHexStart(s, lo)
-			if end := sepHexRun(s, start); end >= start+minEncodedRun {
-				return k, start, end
-			}
-		}
-		w = max(w+8, (hi+7)&^7)
+		w = max(w+16, (hi+7)&^7)
 	}
 	return -1, 0, 0
 }

@@ -76,6 +76,7 @@ var encoders = []encoder{
 	{"HEX", func(s string) string { return strings.ToUpper(hex.EncodeToString([]byte(s))) }},
 	{"hex-colon", func(s string) string { return hexSep(s, ":") }},
 	{"hex-space", func(s string) string { return strings.ToUpper(hexSep(s, " ")) }},
+	{"hex-dash", func(s string) string { return hexSep(s, "-") }},
 	{"hex-x", func(s string) string { return `\x` + hexSep(s, `\x`) }},
 	{"base32", func(s string) string { return base32.StdEncoding.EncodeToString([]byte(s)) }},
 	{"html-decimal", func(s string) string { return every(s, func(r rune) string { return fmt.Sprintf("&#%d;", r) }) }},
@@ -174,6 +175,56 @@ func TestEncodedCorpus(t *testing.T) {
 	}
 	if in*100 < 95*total || out*100 < 95*total {
 		t.Errorf("below 95%% both ways: in %d, out %d of %d", in, out, total)
+	}
+}
+
+// TestRawCleanSeparatedHex: a credential written as hex bytes with any
+// separator the pipeline reads, in either case, at every offset from
+// the raw check's word grid, is not taken as clean. The word grid reads
+// a dash-separated run as one run of base64 bytes, which decodes to
+// noise; the separated bytes must still be found.
+func TestRawCleanSeparatedHex(t *testing.T) {
+	t.Parallel()
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "token: ghp_" + strings.Repeat("Zq9", 12)
+	for _, sep := range []string{":", "-", " "} {
+		for _, h := range []string{hexSep(text, sep), strings.ToUpper(hexSep(text, sep))} {
+			for pad := range 16 {
+				s := strings.Repeat("y", pad) + "data " + h + " end"
+				if len(sc.Find(s)) == 0 {
+					t.Fatalf("Find misses %q", s)
+				}
+				if q, _ := jsontext.AppendQuote(nil, s); sc.RawClean(q) {
+					t.Errorf("RawClean passes %q", s)
+				}
+			}
+		}
+	}
+}
+
+// TestRawCleanGluedRuns: a credential in base64 written right after a
+// padded base64 run (which ends at its padding, as Find reads it) is not
+// taken as clean, at every offset from the raw check's word grid.
+func TestRawCleanGluedRuns(t *testing.T) {
+	t.Parallel()
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred := base64.StdEncoding.EncodeToString([]byte("token: ghp_" + strings.Repeat("Zq9", 12)))
+	for _, pre := range []string{"QUJDRA==", "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=", "abcdefghijklmnopqrstuvwxyz0123456789="} {
+		for pad := range 16 {
+			s := strings.Repeat("y", pad) + " " + pre + cred + " end"
+			if len(sc.Find(s)) == 0 {
+				t.Fatalf("Find misses %q", s)
+			}
+			if q, _ := jsontext.AppendQuote(nil, s); sc.RawClean(q) {
+				t.Errorf("RawClean passes %q", s)
+			}
+		}
 	}
 }
 
