@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // errTooLong reports a line over the size limit; the reader has skipped it
@@ -29,6 +30,7 @@ type lineReader struct {
 	prefix []byte // the first bytes of the last over-long line
 	taken  int    // lines returned since drained last reported true
 	held   int    // lines returned since drained or due last reported true
+	paused int    // batches to go without pieces (see pieceTook)
 }
 
 // passOn is how many lines a relay loop takes from a longer batch before it
@@ -44,7 +46,19 @@ type lineReader struct {
 // same time. Passed on in pieces, the server answers, and the egress loop
 // checks, the first lines of a batch while the ingress loop checks the
 // rest. A lone message is drained at once and goes out as before.
-const passOn = 16
+//
+// That needs a second core for the peer. Where the kernel puts the peer a
+// write wakes on the writer's own core, the peer takes the core at once
+// and the pieces only add switches between processes: a flush that takes
+// over lostCore (the peer, and often the other loop, ran meanwhile: a
+// write that wakes a peer on another core returns in a few microseconds)
+// turns the pieces off until pauseBatches batches, its own included,
+// have ended; then a piece tries again.
+const (
+	passOn       = 16
+	lostCore     = 20 * time.Microsecond
+	pauseBatches = 64
+)
 
 func newLineReader(r io.Reader, max int) *lineReader {
 	return &lineReader{br: bufio.NewReaderSize(r, readBufferSize), max: max}
@@ -118,18 +132,30 @@ func (l *lineReader) drained() (drained, batch bool) {
 		return false, false
 	}
 	batch, l.taken, l.held = l.taken > 1, 0, 0
+	if l.paused > 0 {
+		l.paused--
+	}
 	return true, batch
 }
 
 // due reports that passOn lines were taken since drained or due last
-// reported true, so that the caller flushes them while more are buffered.
-// Call it when drained reports false.
+// reported true, so that the caller flushes them while more are buffered,
+// unless the pieces are paused. Call it when drained reports false, and
+// tell pieceTook how long the flush took.
 func (l *lineReader) due() bool {
-	if l.held < passOn {
+	if l.held < passOn || l.paused > 0 {
 		return false
 	}
 	l.held = 0
 	return true
+}
+
+// pieceTook is how long flushing the piece due asked for took: over
+// lostCore, the pieces pause (see passOn).
+func (l *lineReader) pieceTook(d time.Duration) {
+	if d > lostCore {
+		l.paused = pauseBatches
+	}
 }
 
 // lineWriter serialises whole lines from several goroutines onto one

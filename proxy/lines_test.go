@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 func readAll(t *testing.T, in string, max int) (lines []string, tooLong int) {
@@ -181,6 +182,45 @@ func TestDueEveryPassOnLines(t *testing.T) {
 	}
 }
 
+// TestPiecesPauseAfterASlowFlush: a piece whose flush took over lostCore
+// turns the pieces off until pauseBatches batches, its own included, have
+// ended; then due asks for them again.
+func TestPiecesPauseAfterASlowFlush(t *testing.T) {
+	pr, pw := io.Pipe()
+	l := newLineReader(pr, 1024)
+	batch := strings.Repeat("x\n", passOn+1)
+	// pieces reads one batch as a relay loop does and reports how many
+	// times due asked for a flush, each flush taking took.
+	pieces := func(took time.Duration) int {
+		go pw.Write([]byte(batch))
+		n := 0
+		for i := 0; i <= passOn; i++ {
+			if drained, _ := l.drained(); !drained && l.due() {
+				n++
+				l.pieceTook(took)
+			}
+			if _, err := l.next(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n // the next call's first drained ends this batch
+	}
+	if n := pieces(lostCore); n != 1 {
+		t.Fatalf("%d pieces in a batch of %d lines, want 1", n, passOn+1)
+	}
+	if n := pieces(lostCore + time.Microsecond); n != 1 {
+		t.Fatalf("%d pieces after fast flushes, want 1", n)
+	}
+	for i := range pauseBatches - 1 { // the slow flush's batch was the first
+		if n := pieces(0); n != 0 {
+			t.Fatalf("a piece in batch %d after a slow flush", i+1)
+		}
+	}
+	if n := pieces(0); n != 1 {
+		t.Fatalf("%d pieces after the pause, want 1", n)
+	}
+}
+
 // TestRelayPassesLongBatchesOnInPieces: a batch of requests the agent
 // writes at once reaches the server in pieces of at most passOn lines, and
 // a batch of replies reaches the agent so, all in order: the server can
@@ -189,65 +229,87 @@ func TestDueEveryPassOnLines(t *testing.T) {
 func TestRelayPassesLongBatchesOnInPieces(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		const n = 3*passOn + 5
-		var requests, replies bytes.Buffer
-		for id := 1; id <= n; id++ {
-			fmt.Fprintf(&requests, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", id)
-			fmt.Fprintf(&replies, `{"jsonrpc":"2.0","id":%d,"result":{}}`+"\n", id)
-		}
-		agentInR, agentInW := io.Pipe()
-		agentOutR, agentOutW := io.Pipe()
-		serverInR, serverInW := io.Pipe()
-		serverOutR, serverOutW := io.Pipe()
-		exited := make(chan struct{})
-		d := &downstream{stdin: newLineWriter(serverInW), stdout: serverOutR, exited: exited,
-			stderrDone: make(chan struct{}), kill: func(syscall.Signal) {}}
-		close(d.stderrDone)
-
-		// Each side reads with a buffer larger than the whole batch: one
-		// read returns one write of the relay's, or less.
-		pieces := func(r io.Reader, lines int) (got []byte, sizes []int) {
-			buf := make([]byte, 1<<20)
-			for bytes.Count(got, []byte("\n")) < lines {
-				k, err := r.Read(buf)
-				if err != nil {
-					t.Errorf("after %d bytes: %v", len(got), err)
-					return got, sizes
-				}
-				got = append(got, buf[:k]...)
-				sizes = append(sizes, bytes.Count(buf[:k], []byte("\n")))
-			}
-			return got, sizes
-		}
-		check := func(side string, got, want []byte, sizes []int) {
-			t.Helper()
-			if !bytes.Equal(got, want) {
-				t.Errorf("the %s got other lines than the batch:\n%s", side, got)
-			}
+		toServer, toAgent := relayBatch(t, 0)
+		for side, sizes := range map[string][]int{"server": toServer, "agent": toAgent} {
 			if len(sizes) < 2 || slices.Max(sizes) > passOn {
-				t.Errorf("the %s got the batch of %d lines in pieces of %v, want pieces of at most %d", side, n, sizes, passOn)
+				t.Errorf("the %s got the batch in pieces of %v, want pieces of at most %d", side, sizes, passOn)
 			}
 		}
-		go func() {
-			got, sizes := pieces(serverInR, n)
-			check("server", got, requests.Bytes(), sizes)
-			serverOutW.Write(replies.Bytes())
-			io.Copy(io.Discard, serverInR) // until the relay closes it
-			close(exited)
-			serverOutW.Close()
-		}()
-		go func() {
-			agentInW.Write(requests.Bytes())
-			got, sizes := pieces(agentOutR, n)
-			check("agent", got, replies.Bytes(), sizes)
-			agentInW.Close()
-			io.Copy(io.Discard, agentOutR)
-		}()
-		cfg := Config{Argv: []string{"pieces"}, Stdin: agentInR, Stdout: agentOutW, Stderr: io.Discard}.withDefaults()
-		serve(cfg, d, nil, nil)
-		agentOutW.Close()
-		synctest.Wait()
 	})
+}
+
+// TestRelayPiecesPauseForASlowPeer: when flushing the first piece takes
+// over lostCore (here the server is slow to read it, as when it ran on
+// the relay loop's own core), the rest of the batch goes out whole.
+func TestRelayPiecesPauseForASlowPeer(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		toServer, _ := relayBatch(t, 2*lostCore)
+		if want := []int{passOn, batchLines - passOn}; !slices.Equal(toServer, want) {
+			t.Errorf("the server got the batch in pieces of %v, want %v", toServer, want)
+		}
+	})
+}
+
+const batchLines = 3*passOn + 5
+
+// relayBatch runs the relay in a synctest bubble between an agent that
+// writes batchLines pings at once and a server that answers them all at
+// once, the server waiting readDelay before each read; it returns how many
+// lines each read of the server and of the agent returned, each reading
+// with a buffer larger than the batch (so a read returns one write of the
+// relay's, or less). Both sides must get every line, in order.
+func relayBatch(t *testing.T, readDelay time.Duration) (toServer, toAgent []int) {
+	var requests, replies bytes.Buffer
+	for id := 1; id <= batchLines; id++ {
+		fmt.Fprintf(&requests, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", id)
+		fmt.Fprintf(&replies, `{"jsonrpc":"2.0","id":%d,"result":{}}`+"\n", id)
+	}
+	agentInR, agentInW := io.Pipe()
+	agentOutR, agentOutW := io.Pipe()
+	serverInR, serverInW := io.Pipe()
+	serverOutR, serverOutW := io.Pipe()
+	exited := make(chan struct{})
+	d := &downstream{stdin: newLineWriter(serverInW), stdout: serverOutR, exited: exited,
+		stderrDone: make(chan struct{}), kill: func(syscall.Signal) {}}
+	close(d.stderrDone)
+
+	read := func(side string, r io.Reader, want []byte, delay time.Duration) (sizes []int) {
+		buf := make([]byte, 1<<20)
+		var got []byte
+		for bytes.Count(got, []byte("\n")) < batchLines {
+			time.Sleep(delay)
+			k, err := r.Read(buf)
+			if err != nil {
+				t.Errorf("the %s: after %d bytes: %v", side, len(got), err)
+				return sizes
+			}
+			got = append(got, buf[:k]...)
+			sizes = append(sizes, bytes.Count(buf[:k], []byte("\n")))
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("the %s got other lines than the batch:\n%s", side, got)
+		}
+		return sizes
+	}
+	go func() {
+		toServer = read("server", serverInR, requests.Bytes(), readDelay)
+		serverOutW.Write(replies.Bytes())
+		io.Copy(io.Discard, serverInR) // until the relay closes it
+		close(exited)
+		serverOutW.Close()
+	}()
+	go func() {
+		agentInW.Write(requests.Bytes())
+		toAgent = read("agent", agentOutR, replies.Bytes(), 0)
+		agentInW.Close()
+		io.Copy(io.Discard, agentOutR)
+	}()
+	cfg := Config{Argv: []string{"pieces"}, Stdin: agentInR, Stdout: agentOutW, Stderr: io.Discard}.withDefaults()
+	serve(cfg, d, nil, nil)
+	agentOutW.Close()
+	synctest.Wait()
+	return toServer, toAgent
 }
 
 // TestLineWriterQueueKeepsOrder: a queued line goes out before every line

@@ -268,7 +268,9 @@ func (r *relay) ingress() {
 			}
 			batches.done()
 		} else if lines.due() {
+			start := time.Now()
 			r.flushToServer()
+			lines.pieceTook(time.Since(start))
 		}
 		line, err := lines.next()
 		if !r.turns.begin() {
@@ -561,7 +563,9 @@ func (r *relay) egress() {
 			}
 			batches.done()
 		} else if lines.due() {
+			start := time.Now()
 			r.flushToAgent()
+			lines.pieceTook(time.Since(start))
 		}
 		line, err := lines.next()
 		r.memory.read(len(line))

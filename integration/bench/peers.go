@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"time"
 )
 
 // This file holds the two programs the driver runs around the process under
@@ -226,7 +227,8 @@ func lineBuffered(r *bufio.Reader) bool {
 // does (see proxy.passScheduler), a trip through the scheduler every 16
 // batches, so that sysmon does not take a loop for a goroutine running
 // forever and preempt it every 10 ms; and, as mcpguard does (see
-// proxy.passOn), it passes a long batch on every passOn lines. It forwards
+// proxy.passOn), it passes a long batch on every passOn lines while the
+// peer it wakes runs on another core. It forwards
 // whole lines, as any proxy that must see a message before passing it on
 // has to; with stream it copies a long line's bytes as they arrive instead.
 func relay(argv []string, stream bool) int {
@@ -271,7 +273,7 @@ func copyLines(dst io.Writer, src io.Reader, stream bool) {
 	r := bufio.NewReaderSize(src, 64<<10)
 	w := bufio.NewWriterSize(dst, 64<<10)
 	var long []byte
-	batches, held := 0, 0
+	batches, held, paused := 0, 0, 0
 	for {
 		chunk, err := r.ReadSlice('\n')
 		switch {
@@ -304,18 +306,28 @@ func copyLines(dst io.Writer, src io.Reader, stream bool) {
 			if batches++; batches%16 == 0 {
 				runtime.Gosched()
 			}
-		case held == passOn:
+			paused = max(paused-1, 0)
+		case held >= passOn && paused == 0:
 			held = 0
+			start := time.Now()
 			if err := w.Flush(); err != nil {
 				return
+			}
+			if time.Since(start) > lostCore {
+				paused = pauseBatches
 			}
 		}
 	}
 }
 
 // passOn is how many lines of a longer batch the relay copies before it
-// flushes them, as proxy.passOn.
-const passOn = 16
+// flushes them, and lostCore and pauseBatches when it stops doing so for
+// a while, as proxy.passOn.
+const (
+	passOn       = 16
+	lostCore     = 20 * time.Microsecond
+	pauseBatches = 64
+)
 
 // itoa appends id's decimal text.
 func itoa(b []byte, id int) []byte { return strconv.AppendInt(b, int64(id), 10) }
