@@ -193,7 +193,7 @@ func (e *Exporter) drain() {
 func (e *Exporter) handle(c *Call) {
 	if e.mp != nil {
 		e.inst.record(e.cfg.Server, c)
-		if len(e.inst.counted) >= maxCachedSets { // made-up tool names: bounded
+		if e.inst.pending() >= maxCachedSets { // made-up tool names: bounded
 			e.inst.flush(e.cfg.Server)
 		}
 	}

@@ -40,6 +40,15 @@ type instruments struct {
 	// has drained the queue: a burst of a thousand calls of one tool is
 	// one Add, not a thousand.
 	counted map[setKey]int64
+
+	// The last call's decision set and its count not yet in counted,
+	// and the last method's size and latency sets: calls come in runs of
+	// one method and tool, and comparing names costs less than hashing
+	// them.
+	run       setKey
+	runCount  int64
+	runMethod string
+	runSets   [2]setOptions // ingress, egress
 }
 
 // setKey names one attribute set; the server is the exporter's.
@@ -129,27 +138,49 @@ func (in *instruments) set(server string, k setKey) setOptions {
 func (in *instruments) record(server string, c *Call) {
 	ctx := context.Background()
 	if c.serverRequest {
-		in.counted[setKey{method: c.method, action: c.actionName(), code: c.code, direction: eventlog.Egress}]++
+		in.count(setKey{method: c.method, action: c.actionName(), code: c.code, direction: eventlog.Egress})
 		return
 	}
-	in.counted[setKey{method: c.method, tool: c.tool, action: c.actionName(), code: c.code}]++
-	ingress := in.set(server, setKey{method: c.method, direction: eventlog.Ingress}).record
+	in.count(setKey{method: c.method, tool: c.tool, action: c.actionName(), code: c.code})
+	if c.method != in.runMethod || in.runSets[0].record == nil {
+		in.runMethod = c.method
+		in.runSets[0] = in.set(server, setKey{method: c.method, direction: eventlog.Ingress})
+		in.runSets[1] = in.set(server, setKey{method: c.method, direction: eventlog.Egress})
+	}
+	ingress := in.runSets[0].record
 	in.size.Record(ctx, int64(c.reqSize), ingress...)
 	in.latency.Record(ctx, c.ingress.Seconds(), ingress...)
 	if c.outcome != Replied {
 		return
 	}
-	egress := in.set(server, setKey{method: c.method, direction: eventlog.Egress}).record
+	egress := in.runSets[1].record
 	in.size.Record(ctx, int64(c.respSize), egress...)
 	in.latency.Record(ctx, c.egress.Seconds(), egress...)
 	if c.rewrites > 0 {
-		in.counted[setKey{method: c.method, tool: c.tool, action: string(eventlog.ActionRewritten)}]++
+		in.count(setKey{method: c.method, tool: c.tool, action: string(eventlog.ActionRewritten)})
 	}
 }
+
+// count counts one decision of set k.
+func (in *instruments) count(k setKey) {
+	if in.runCount > 0 && k != in.run {
+		in.counted[in.run] += in.runCount
+		in.runCount = 0
+	}
+	in.run = k
+	in.runCount++
+}
+
+// pending is how many attribute sets have decisions waiting for flush.
+func (in *instruments) pending() int { return len(in.counted) + 1 }
 
 // flush adds the decisions counted since the last flush.
 func (in *instruments) flush(server string) {
 	ctx := context.Background()
+	if in.runCount > 0 {
+		in.counted[in.run] += in.runCount
+		in.runCount = 0
+	}
 	for k, n := range in.counted {
 		in.decisions.Add(ctx, n, in.set(server, k).add...)
 	}

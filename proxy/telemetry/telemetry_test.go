@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -136,6 +137,51 @@ func TestCommonSpan(t *testing.T) {
 	checkAttrs(t, s.Resource.Attributes(), map[attribute.Key]string{
 		"mcpguard.server": "fs", "deployment.environment": "ci", "service.name": "mcpguard",
 	})
+}
+
+// TestDecisionRuns: decisions are counted by attribute set whether the
+// calls come in runs of one set or interleaved, and the size histograms
+// get each call under its method.
+func TestDecisionRuns(t *testing.T) {
+	e, _, reader := startInMemory(t)
+	calls := []struct{ method, tool string }{
+		{"tools/call", "echo"}, {"tools/call", "echo"}, {"tools/call", "ping"}, {"tools/call", "echo"},
+		{"resources/read", ""}, {"tools/call", "echo"}, {"resources/read", ""}, {"tools/call", "ping"},
+	}
+	for _, c := range calls {
+		r := e.Begin(time.Now(), policy.Call{Method: c.method, Tool: c.tool}, 10)
+		r.Judged(eventlog.ActionNone, "", "")
+		r.Reply(time.Now(), 20, nil)
+		e.End(r, Replied)
+	}
+	rm := collectDecisions(t, reader, int64(len(calls)))
+	e.Shutdown()
+
+	decisions, sizes := map[string]int64{}, map[string]uint64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch m.Name {
+			case "mcpguard.decisions":
+				for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+					method, _ := dp.Attributes.Value("mcp.method.name")
+					tool, _ := dp.Attributes.Value("gen_ai.tool.name")
+					decisions[method.AsString()+" "+tool.AsString()] += dp.Value
+				}
+			case "mcpguard.message.size":
+				for _, dp := range m.Data.(metricdata.Histogram[int64]).DataPoints {
+					method, _ := dp.Attributes.Value("mcp.method.name")
+					dir, _ := dp.Attributes.Value("mcpguard.direction")
+					sizes[method.AsString()+" "+dir.AsString()] += dp.Count
+				}
+			}
+		}
+	}
+	if want := map[string]int64{"tools/call echo": 4, "tools/call ping": 2, "resources/read ": 2}; !maps.Equal(decisions, want) {
+		t.Errorf("mcpguard.decisions = %v, want %v", decisions, want)
+	}
+	if want := map[string]uint64{"tools/call ingress": 6, "tools/call egress": 6, "resources/read ingress": 2, "resources/read egress": 2}; !maps.Equal(sizes, want) {
+		t.Errorf("mcpguard.message.size counts = %v, want %v", sizes, want)
+	}
 }
 
 // TestServerRequestsAndNotifications: each request of the server's that
