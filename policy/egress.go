@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strconv"
@@ -632,12 +633,22 @@ func rawNeedsText(b []byte) bool {
 		for i+8 <= len(b) && plainASCII8(b[i:i+8]) {
 			i += 8
 		}
+		if i+8 <= len(b) {
+			i += plainPrefix8(b[i : i+8]) // to the first byte that is not
+		}
 		if i >= len(b) {
 			break
 		}
 		switch c := b[i]; {
 		case c == 0x7F:
 			return true
+		case c >= 0xC2 && c < 0xE0 && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
+			// Two bytes (Latin, Greek, Cyrillic, Hebrew, Arabic, ...),
+			// decoded without a call.
+			if canon.Suspect(rune(c&0x1F)<<6 | rune(b[i+1]&0x3F)) {
+				return true
+			}
+			i++
 		case c >= 0x80:
 			r, n := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && n == 1 || canon.Suspect(r) {
@@ -724,13 +735,23 @@ const (
 	highs = 0x8080808080808080
 )
 
-// plainASCII8 reports whether 8 bytes are all ASCII below DEL and none is a
-// backslash (SWAR: no byte has its high bit set, none has low 7 bits all
-// ones, none equals 0x5C).
-func plainASCII8(b []byte) bool {
+// plainASCII8 reports whether 8 bytes are all ASCII below DEL and none is
+// a backslash.
+func plainASCII8(b []byte) bool { return notPlain8(b) == 0 }
+
+// plainPrefix8 returns how many of 8 bytes, from the first, are ASCII
+// below DEL and not a backslash.
+func plainPrefix8(b []byte) int { return bits.TrailingZeros64(notPlain8(b)) >> 3 }
+
+// notPlain8 marks, in the high bit of each byte's lane, the bytes of 8
+// that are not ASCII below DEL or are a backslash (SWAR: high bit set,
+// low 7 bits all ones, or equal to 0x5C). The zero-byte test of the
+// backslash may mark lanes after a backslash wrongly, never one before
+// the first, so the lowest mark is exact.
+func notPlain8(b []byte) uint64 {
 	w := binary.LittleEndian.Uint64(b)        // one load; keeps this inlinable
 	high := w | ((w & ^uint64(highs)) + ones) // high bit set if byte >= 0x80 or low bits 0x7F
 	x := w ^ (0x5C * ones)                    // zero byte where w had a backslash
 	zero := (x - ones) & ^x & highs
-	return (high&highs)|zero == 0
+	return (high & highs) | zero
 }

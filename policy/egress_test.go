@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"runtime"
 	"strings"
 	"testing"
@@ -209,6 +210,29 @@ func FuzzTextCut(f *testing.F) {
 			t.Fatalf("rawNeedsText(%q) = %v, cut at %d: %v", b, whole, p, parts)
 		}
 	})
+}
+
+// TestPlainPrefix8: the SWAR count of leading plain bytes is the count
+// read byte by byte, for every byte at every position after plain ones,
+// whatever follows it.
+func TestPlainPrefix8(t *testing.T) {
+	t.Parallel()
+	plain := func(c byte) bool { return c < 0x7F && c != '\\' }
+	tails := [][]byte{[]byte("aaaaaaaa"), []byte(`\\\\\\\\`), bytes.Repeat([]byte{0xFF}, 8), bytes.Repeat([]byte{0x5D}, 8), bytes.Repeat([]byte{0x00}, 8), []byte("\x7f\x80\\\x5b\xdc\x01\x7e\xc3")}
+	for k := range 8 {
+		for c := range 256 {
+			for _, tail := range tails {
+				w := append(append(bytes.Repeat([]byte{'x'}, k), byte(c)), tail[:7-k]...)
+				want := 0
+				for want < 8 && plain(w[want]) {
+					want++
+				}
+				if got := plainPrefix8(w); got != want {
+					t.Fatalf("plainPrefix8(%q) = %d, want %d", w, got, want)
+				}
+			}
+		}
+	}
 }
 
 // TestNeedsTextParts: a long text read in parts at once finds a suspect
