@@ -158,6 +158,18 @@ func (l *lineReader) pieceTook(d time.Duration) {
 	}
 }
 
+// piece calls flush for a piece of a long batch when due says so, and
+// times it for pieceTook. A relay loop calls it when drained reports
+// false.
+func (l *lineReader) piece(flush func()) {
+	if !l.due() {
+		return
+	}
+	start := time.Now()
+	flush()
+	l.pieceTook(time.Since(start))
+}
+
 // lineWriter serialises whole lines from several goroutines onto one
 // stream. Lines are buffered; the relay flushes before it would block on
 // input and every passOn lines of a longer batch, so pipelined messages go

@@ -267,10 +267,8 @@ func (r *relay) ingress() {
 				yieldCPU()
 			}
 			batches.done()
-		} else if lines.due() {
-			start := time.Now()
-			r.flushToServer()
-			lines.pieceTook(time.Since(start))
+		} else {
+			lines.piece(r.flushToServer)
 		}
 		line, err := lines.next()
 		if !r.turns.begin() {
@@ -323,8 +321,9 @@ func isBlank(line []byte) bool {
 }
 
 // flushToServer pushes out the requests the ingress side has buffered;
-// called before a read that may block and every passOn lines. Only the side that writes a stream
-// flushes it in its loop, so neither breaks up the other's batches.
+// called before a read that may block, and for a piece of a long batch
+// (lineReader.piece). Only the side that writes a stream flushes it in
+// its loop, so neither breaks up the other's batches.
 func (r *relay) flushToServer() { r.toServer.flush() }
 
 // flushToAgent is flushToServer for the egress side.
@@ -562,10 +561,8 @@ func (r *relay) egress() {
 				yieldCPU()
 			}
 			batches.done()
-		} else if lines.due() {
-			start := time.Now()
-			r.flushToAgent()
-			lines.pieceTook(time.Since(start))
+		} else {
+			lines.piece(r.flushToAgent)
 		}
 		line, err := lines.next()
 		r.memory.read(len(line))

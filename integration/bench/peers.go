@@ -228,9 +228,9 @@ func lineBuffered(r *bufio.Reader) bool {
 // batches, so that sysmon does not take a loop for a goroutine running
 // forever and preempt it every 10 ms; and, as mcpguard does (see
 // proxy.passOn), it passes a long batch on every passOn lines while the
-// peer it wakes runs on another core. It forwards
-// whole lines, as any proxy that must see a message before passing it on
-// has to; with stream it copies a long line's bytes as they arrive instead.
+// peer it wakes runs on another core. It forwards whole lines, as any
+// proxy that must see a message before passing it on has to; with stream
+// it copies a long line's bytes as they arrive instead.
 func relay(argv []string, stream bool) int {
 	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 3 {
 		runtime.GOMAXPROCS(3)
