@@ -411,34 +411,23 @@ func decodings(s string, sep byte, buf []byte) (out [2][]byte, n int) {
 		}
 		flat, buf = unsafe.String(unsafe.SliceData(b), len(b)), buf[len(b):]
 	}
-	if len(flat)%2 == 0 && allOf(flat, rawjson.IsHex) {
+	rp := runPartsOf(flat)
+	if rp.hex {
 		d := buf[:len(flat)/2]
 		if _, err := hex.Decode(d, src(flat)); err == nil {
-			out[0] = d
-			return out, 1
+			out[0], n = d, 1
 		}
+		return out, n
 	}
-	body := strings.TrimRight(flat, "=")
-	b64 := body
-	if len(b64)%4 == 1 {
-		b64 = b64[:len(b64)-1] // 4n+1 characters are not base64: drop one
-	}
-	enc := base64.RawStdEncoding
-	if containsEither(b64, '-', '_') {
-		enc = base64.RawURLEncoding
-	}
-	d := buf[:enc.DecodedLen(len(b64))]
-	if k, err := enc.Decode(d, src(b64)); err == nil {
+	d := buf[:rp.enc.DecodedLen(len(rp.b64))]
+	if k, err := rp.enc.Decode(d, src(rp.b64)); err == nil {
 		out[n], n = d[:k], n+1
 		buf = buf[k:]
 	}
-	if !allOf(body, isBase32) {
+	if !rp.base32 {
 		return out, n
 	}
-	b32 := body
-	if k := len(b32) % 8; k == 1 || k == 3 || k == 6 {
-		b32 = b32[:len(b32)-1] // not a length base32 writes: drop one
-	}
+	b32 := rp.b32
 	up := buf[:len(b32)]
 	for i := 0; i < len(b32); i++ {
 		if up[i] = b32[i]; up[i] >= 'a' {
@@ -450,6 +439,38 @@ func decodings(s string, sep byte, buf []byte) (out [2][]byte, n int) {
 		out[n], n = d[:k], n+1
 	}
 	return out, n
+}
+
+// runParts is how decodings reads a run without line breaks: as hex
+// when it is hex whole (and then only so); else b64 as base64 in enc,
+// and when the run is base32's, b32 as base32.
+type runParts struct {
+	hex    bool
+	b64    string
+	enc    *base64.Encoding
+	base32 bool
+	b32    string
+}
+
+func runPartsOf(flat string) runParts {
+	if len(flat)%2 == 0 && allOf(flat, rawjson.IsHex) {
+		return runParts{hex: true}
+	}
+	body := strings.TrimRight(flat, "=")
+	rp := runParts{b64: body, enc: base64.RawStdEncoding}
+	if len(rp.b64)%4 == 1 {
+		rp.b64 = rp.b64[:len(rp.b64)-1] // 4n+1 characters are not base64: drop one
+	}
+	if containsEither(rp.b64, '-', '_') {
+		rp.enc = base64.RawURLEncoding
+	}
+	if allOf(body, isBase32) {
+		rp.base32, rp.b32 = true, body
+		if k := len(body) % 8; k == 1 || k == 3 || k == 6 {
+			rp.b32 = body[:len(body)-1] // not a length base32 writes: drop one
+		}
+	}
+	return rp
 }
 
 // containsEither is strings.ContainsAny of two bytes, without the set
@@ -487,13 +508,36 @@ func texty(b []byte) bool {
 	if len(b) == 0 || !utf8.Valid(b) {
 		return false
 	}
+	return controls(b)*20 <= len(b)
+}
+
+// controls counts the bytes of b that are control characters other than
+// line breaks and tabs: what texty allows one in twenty of.
+func controls(b []byte) int {
 	bad := 0
 	for _, c := range b {
 		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' || c == 0x7f {
 			bad++
 		}
 	}
-	return bad*20 <= len(b)
+	return bad
+}
+
+// mayStartText reports whether b may start a reading of n bytes that is
+// texty: it holds no more controls than the whole may, and no UTF-8
+// sequence in it is invalid (one cut at its end may be completed).
+func mayStartText(b []byte, n int) bool {
+	if controls(b)*20 > n {
+		return false
+	}
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			return !utf8.FullRune(b)
+		}
+		b = b[size:]
+	}
+	return true
 }
 
 // hiddenOwner is the owner of the index's needles that are characters a
@@ -668,12 +712,53 @@ func nextTextRun(s string, i, end int) (at, lo, hi int) {
 // of the encodings decodings tries.
 func textPrefix(run string) bool {
 	p := run[:min(len(run), 32)]
+	p = p[:len(p)-len(p)%8]
+	if !headMayBeText(p) {
+		return false
+	}
 	var buf [128]byte
-	dec, n := decodings(p[:len(p)-len(p)%8], 0, buf[:])
+	dec, n := decodings(p, 0, buf[:])
 	for _, d := range dec[:n] {
 		if texty(d) {
 			return true
 		}
 	}
 	return false
+}
+
+// headMayBeText reports whether some reading decodings makes of p (a run
+// without line breaks) may be texty, judged by the bytes its first 8
+// bytes decode to (mayStartText): the decoding of a run that reads as
+// noise from its start stops there.
+func headMayBeText(p string) bool {
+	if len(p) < 8 {
+		return true
+	}
+	src := func(t string) []byte { return unsafe.Slice(unsafe.StringData(t), len(t)) } // read only
+	rp := runPartsOf(p)
+	var head [8]byte
+	if rp.hex {
+		_, err := hex.Decode(head[:4], src(p[:8]))
+		return err != nil || mayStartText(head[:4], len(p)/2)
+	}
+	if len(rp.b64) < 8 {
+		return true
+	}
+	if _, err := rp.enc.Decode(head[:6], src(rp.b64[:8])); err == nil && mayStartText(head[:6], rp.enc.DecodedLen(len(rp.b64))) {
+		return true
+	}
+	if !rp.base32 {
+		return false
+	}
+	if len(rp.b32) < 8 {
+		return true
+	}
+	var up [8]byte
+	for i := range up {
+		if up[i] = rp.b32[i]; up[i] >= 'a' {
+			up[i] -= 'a' - 'A'
+		}
+	}
+	_, err := base32Raw.Decode(head[:5], up[:])
+	return err == nil && mayStartText(head[:5], base32Raw.DecodedLen(len(rp.b32)))
 }
