@@ -45,6 +45,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -125,9 +126,11 @@ func Start(cfg Config) (*Exporter, error) {
 		if err != nil {
 			return nil, err
 		}
-		client := otlptracehttp.NewClient()
+		var client otlptrace.Client
 		if proto == protoGRPC {
 			client = otlptracegrpc.NewClient()
+		} else {
+			client = otlptracehttp.NewClient()
 		}
 		if spanExp, err = newOTLPSpans(ctx, client); err != nil {
 			return nil, fmt.Errorf("telemetry: OTLP trace exporter: %w", err)
