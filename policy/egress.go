@@ -629,15 +629,18 @@ func (r *egressRule) apply(s string) string {
 func rawNeedsText(b []byte) bool {
 	for i := 0; i < len(b); i++ {
 		// Skip plain ASCII other than backslash and DEL eight bytes at a
-		// time: nothing there can need the text canonicaliser.
-		for i+8 <= len(b) && plainASCII8(b[i:i+8]) {
-			i += 8
-		}
-		if i+8 <= len(b) {
-			i += plainPrefix8(b[i : i+8]) // to the first byte that is not
-		}
-		if i >= len(b) {
-			break
+		// time: nothing there can need the text canonicaliser. (A
+		// byte beyond ASCII is most often followed by more of them.)
+		if b[i] < 0x80 {
+			for i+8 <= len(b) && plainASCII8(b[i:i+8]) {
+				i += 8
+			}
+			if i+8 <= len(b) {
+				i += plainPrefix8(b[i : i+8]) // to the first byte that is not
+			}
+			if i >= len(b) {
+				break
+			}
 		}
 		switch c := b[i]; {
 		case c == 0x7F:
