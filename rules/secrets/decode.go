@@ -660,13 +660,15 @@ func allRunBytes(w []byte) bool {
 // found there may reach past it.
 func nextTextRun(s string, i, end int) (at, lo, hi int) {
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	base := unsafe.Pointer(unsafe.StringData(s))
+	word := func(at int) uint64 { return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, at))[:]) } // at+8 <= len(b)
 	w := (i + 7) &^ 7
 	for w+8 <= len(b) && w < end {
-		if w+24 <= len(b) && strongWord(binary.LittleEndian.Uint64(b[w:]))|strongWord(binary.LittleEndian.Uint64(b[w+16:])) == 0 {
+		if w+24 <= len(b) && strongWord(word(w))|strongWord(word(w+16)) == 0 {
 			w += 32 // two sampled words at once: one branch
 			continue
 		}
-		x := binary.LittleEndian.Uint64(b[w:])
+		x := word(w)
 		m := strongWord(x)
 		if m == 0 {
 			w += 16
@@ -687,13 +689,14 @@ func nextTextRun(s string, i, end int) (at, lo, hi int) {
 		}
 		k := w + bits.TrailingZeros64(m)/8
 		lo, hi := k, k
-		for lo > 0 && b64Byte[b[lo-1]] {
+		byteAt := func(i int) byte { return *(*byte)(unsafe.Add(base, i)) } // 0 <= i < len(b)
+		for lo > 0 && b64Byte[byteAt(lo-1)] {
 			lo--
 		}
 		if lo < k && lo > 0 && b[lo-1] == '\\' {
 			lo++ // not the letter of a \n
 		}
-		for hi < len(b) && b64Byte[b[hi]] {
+		for hi < len(b) && b64Byte[byteAt(hi)] {
 			hi++
 		}
 		for n := 0; n < 6 && hi < len(b) && b[hi] == '='; n++ {

@@ -201,7 +201,7 @@ func (ix *index) scanRange(s string, from, to int, hit func(n *needle, at int) b
 	j += 2
 	base := unsafe.Pointer(unsafe.StringData(s))
 	for last := min(len(b)-2, to+1) - 8; j <= last; j += 8 {
-		x := binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(base, j)), 8)) // j+8 <= len(b)
+		x := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, j))[:]) // j+8 <= len(b)
 		p0, p1, p2, p3 := uint16(x), uint16(x>>16), uint16(x>>32), uint16(x>>48)
 		// Bit i of m: a needle may start at j-1+i.
 		m := uint64(skip[p0]) | uint64(skip[p1])<<2 | uint64(skip[p2])<<4 | uint64(skip[p3])<<6
@@ -209,7 +209,7 @@ func (ix *index) scanRange(s string, from, to int, hit func(n *needle, at int) b
 			k := j - 1 + bits.TrailingZeros64(m)
 			m &= m - 1
 			// maybe, by hand.
-			x := binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(base, k)), 4)) // k+4 <= j+10 <= len(b)
+			x := binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(base, k))[:]) // k+4 <= j+10 <= len(b)
 			h, p := quadHash(x), uint16(x)
 			if (quad[h>>6]&(1<<(h&63)) != 0 && ix.quad2Bit(x) || short[p>>6]&(1<<(p&63)) != 0 && ix.maybeShort(x)) && !ix.at(s, k, hit) {
 				return

@@ -949,6 +949,9 @@ var partMin = 256 << 10
 // partsPerProc per processor the runtime may run at once, each partMin
 // or more.
 func rawParts(n int) int {
+	if n < 2*partMin {
+		return 1 // without asking the runtime, which takes a lock
+	}
 	return max(1, min(partsPerProc*min(runtime.GOMAXPROCS(0), runtime.NumCPU()), n/partMin))
 }
 
@@ -1065,9 +1068,9 @@ func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes, from, to int) b
 	for from > 0 && s[from-1] == '\\' {
 		from--
 	}
-	next := []func(string, int, int) int{nextPercent, nextEntity}
+	next := escapeTriggers[:2]
 	if esc.Wide {
-		next = append(next, nextWideEscape)
+		next = escapeTriggers[:]
 	}
 	for _, t := range next {
 		for i := from; i < to; {
@@ -1096,6 +1099,11 @@ func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes, from, to int) b
 	}
 	return true
 }
+
+// escapeTriggers find, from an offset to a bound, the escapes
+// encodingsClean decodes around: the last only in a text with \u escapes
+// beyond ASCII or escaped backslashes (rawjson.Escapes.Wide).
+var escapeTriggers = [...]func(string, int, int) int{nextPercent, nextEntity, nextWideEscape}
 
 // wordAround returns the bounds of the run of bytes around at in a raw
 // JSON text that holds no blank and no end of a string: an encoded token
