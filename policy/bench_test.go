@@ -2,6 +2,7 @@ package policy
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -186,5 +187,82 @@ func BenchmarkEvaluateBenchEchoAsk(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkParseJudge is the policy's share of one relayed call, both
+// directions: the strict parse of the bench's echo call, its judgement
+// (Ingress, CallOf), the strict parse of its reply and egress, after the
+// bench's tools/list, a new id each call (as proxy.BenchmarkRelayCall,
+// without the relay's bookkeeping). Under the baseline and under
+// integration/bench's twenty-rules.yaml; "secrets-off" leaves out the
+// secrets raw check, which has benchmarks of its own.
+func BenchmarkParseJudge(b *testing.B) {
+	raw, err := os.ReadFile("../integration/bench/testdata/twenty-rules.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	load := func(text string) *Policy {
+		p, err := Load("twenty-rules.yaml", []byte(text), func(string) (string, bool) { return "", false })
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	baselineOff := load("version: 1\nsecrets: {ingress: off, egress: off}\n")
+	for _, c := range []struct {
+		name string
+		p    *Policy
+	}{
+		{"baseline", Baseline()},
+		{"baseline-secrets-off", baselineOff},
+		{"twenty-rules", load(string(raw))},
+		{"twenty-rules-secrets-off", load(string(raw) + "\nsecrets: {ingress: off, egress: off}\n")},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchParseJudge(b, c.p) })
+	}
+}
+
+func benchParseJudge(b *testing.B, p *Policy) {
+	s := p.NewSession()
+	var in, out message.Message
+	if err := message.ParseInto(&in, []byte(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)); err != nil {
+		b.Fatal(err)
+	}
+	list := s.CallOf(&in)
+	if err := message.ParseInto(&out, []byte(`{"jsonrpc":"2.0","id":0,"result":{"tools":[`+
+		`{"name":"echo","description":"Returns its text argument.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}},`+
+		`{"name":"blob","description":"Returns N bytes of multi-line text.","inputSchema":{"type":"object","properties":{"bytes":{"type":"integer"}},"required":["bytes"]}}]}}`)); err != nil {
+		b.Fatal(err)
+	}
+	if _, _, err := s.Egress(&out, &list); err != nil {
+		b.Fatal(err)
+	}
+	const filler = " --format=json --run=TestRelay/pipelined ./proxy/... ./message/... " +
+		"path/to/some/file.go:123:45 (the quick brown fox jumps over the lazy dog) " +
+		"0123456789abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ !#$%&'()*+,-./:;<=>?@[]^_{|}~ ok"
+	var text, req, resp []byte
+	b.ReportAllocs()
+	id := 0
+	for b.Loop() {
+		id++
+		text = append(strconv.AppendInt(text[:0], int64(1e9+id), 10), filler[:235]...)
+		req = strconv.AppendInt(append(req[:0], `{"jsonrpc":"2.0","id":`...), int64(id), 10)
+		req = append(append(append(req, `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`...), text...), `"}}}`...)
+		resp = strconv.AppendInt(append(resp[:0], `{"jsonrpc":"2.0","id":`...), int64(id), 10)
+		resp = append(append(append(resp, `,"result":{"content":[{"type":"text","text":"`...), text...), `"}]}}`...)
+		if err := message.ParseInto(&in, req); err != nil {
+			b.Fatal(err)
+		}
+		if v := s.Ingress(&in); v.Rejection != nil || v.Ask != nil {
+			b.Fatalf("the echo call got %+v", v)
+		}
+		call := s.CallOf(&in)
+		if err := message.ParseInto(&out, resp); err != nil {
+			b.Fatal(err)
+		}
+		if fwd, rw, err := s.Egress(&out, &call); err != nil || len(rw) > 0 || len(fwd) != len(resp) {
+			b.Fatalf("the echo reply is changed: %d rewrites, %v", len(rw), err)
+		}
 	}
 }
