@@ -1,9 +1,6 @@
 package policy
 
 import (
-	"bytes"
-
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/mcpguard/mcpguard/policy/message"
@@ -42,16 +39,10 @@ func (s judge) answer(method string, m *message.Message) Verdict {
 // 2026-07-28: the client's answers to a result's inputRequests, sent with
 // its retry) as Answer judges answers sent on their own.
 func (s judge) checkInputResponses(m *message.Message) (rej *message.Rejection, audit bool) {
-	if !bytes.Contains(m.Params, []byte("inputResponses")) && !bytes.Contains(m.Params, []byte(`\u`)) {
+	if m.InputResponses == nil {
 		return nil, false
 	}
-	var p struct {
-		InputResponses jsontext.Value `json:"inputResponses"`
-	}
-	if unmarshalLoose(m.Params, &p) != nil || len(p.InputResponses) == 0 {
-		return nil, false
-	}
-	rej, audit = s.scanAnswer(p.InputResponses)
+	rej, audit = s.scanAnswer(m.InputResponses)
 	if rej != nil && rej.ErrorCode != codes.Malformed {
 		rej.Field = "inputResponses." + rej.Field
 		rej.Error = "rejected MCP input: the client's inputResponses carry a credential at " + rej.Field + " (policy entry " + rej.Rule + ")"

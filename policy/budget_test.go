@@ -49,7 +49,7 @@ func sweepSize() int {
 // plain text of the same size through the same paths. Before the secrets
 // rules' quick tests were derived from their regexes, floods of about 200
 // keywords cost 30-600x at these sizes.
-const budgetRatio = 12
+const budgetRatio = 15
 
 // overBudget are the triggers whose floods still cost more than
 // budgetRatio (issue 23 open for them), and why; each is held to

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"errors"
 	"net/url"
 	"path/filepath"
@@ -309,10 +308,7 @@ const maxClientRoots = 256
 // not rewritten, so one root outside refuses the whole request. The roots
 // accepted are returned as bases for relative paths in this request.
 func (s judge) inputRoots(m *message.Message) ([]string, *message.Rejection) {
-	if !bytes.Contains(m.Params, []byte("inputRes")) && !bytes.Contains(m.Params, []byte(`\u`)) {
-		return nil, nil
-	}
-	if memberKind(m.Params, "inputResponses") != '{' {
+	if m.InputResponses.Kind() != '{' {
 		return nil, nil
 	}
 	scopes := s.policy().pathScopes()
@@ -320,15 +316,13 @@ func (s judge) inputRoots(m *message.Message) ([]string, *message.Rejection) {
 	if len(scopes) == 0 && !follows {
 		return nil, nil
 	}
-	var p struct {
-		InputResponses map[string]jsontext.Value `json:"inputResponses"`
-	}
-	if err := unmarshalLoose(m.Params, &p); err != nil {
+	var responses map[string]jsontext.Value
+	if err := unmarshalLoose(m.InputResponses, &responses); err != nil {
 		return nil, &message.Rejection{ErrorCode: codes.Malformed, Tool: clean(m.Name),
 			Error: "rejected MCP input: params.inputResponses cannot be decoded", Remediation: "Send inputResponses as an object of results."}
 	}
 	var bases []string
-	for _, resp := range p.InputResponses {
+	for _, resp := range responses {
 		if memberKind(resp, "roots") == 0 {
 			continue
 		}

@@ -58,9 +58,12 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 		}
 	}
 	esc := m.Escapes()
-	early := s.judgeEarly(m, call, esc)
+	// The member names the checks below look for: the parser's record
+	// for m's own text, searched again in a text egress rewrote.
+	members := m.Members()
+	early := s.judgeEarly(m, call, esc, members)
 	defer early.wait() // nothing reads m.Raw once egress returns
-	if m.Kind == message.Response && m.Result != nil && mayHoldInputRequests(m.Result, esc) {
+	if m.Kind == message.Response && m.Result != nil && members&message.MemberInputRequests != 0 {
 		if reason := s.inputRequests(m.Result); reason != "" {
 			return nil, nil, errors.New(reason)
 		}
@@ -79,6 +82,7 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 				return nil, nil, err
 			}
 			plain, esc = false, rawjson.ScanEscapes(raw)
+			members = message.MembersIn(raw, esc)
 		case "tools/call":
 			rules = s.policy().egressFor(call.Tool)
 			if call.Task {
@@ -96,6 +100,7 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 			}
 			if out != nil {
 				raw, plain, esc = out, false, rawjson.ScanEscapes(out)
+				members = message.MembersIn(raw, esc)
 			}
 		}
 	}
@@ -107,7 +112,7 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 	case early != nil:
 		clean = early.wait()
 	case len(rules) == 0:
-		clean = unchanged(raw, esc, plain, ef)
+		clean = unchanged(raw, esc, members, plain, ef)
 	}
 	if clean {
 		return raw, rewrites, nil
@@ -126,21 +131,22 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 // on its way to the client, looking at its raw bytes: nothing text would
 // change or judge (plain: the parser found every string plain, see
 // message.Message.TextPlain; else needsText), and ef's secrets and links
-// checks find nothing (esc are raw's escapes). The text check goes first,
-// so that a message it sends to be rewritten is not scanned for secrets
-// and links as well. A message of concurrentMin bytes or more then has
-// its links and its secrets judged at once, the links on a goroutine of
-// their own beside the secrets check, which splits its own work further.
-func unchanged(raw []byte, esc rawjson.Escapes, plain bool, ef egressFilter) bool {
+// checks find nothing (esc are raw's escapes, members the names of
+// message.MemberSet it may have). The text check goes first, so that a
+// message it sends to be rewritten is not scanned for secrets and links
+// as well. A message of concurrentMin bytes or more then has its links
+// and its secrets judged at once, the links on a goroutine of their own
+// beside the secrets check, which splits its own work further.
+func unchanged(raw []byte, esc rawjson.Escapes, members message.MemberSet, plain bool, ef egressFilter) bool {
 	if !plain && needsText(raw) {
 		return false
 	}
 	if len(raw) < concurrentMin || ef.lf == nil || runtime.GOMAXPROCS(0) < 2 {
-		return ef.linksClean(raw, esc) && ef.secretsClean(raw, esc)
+		return ef.linksClean(raw, esc, members) && ef.secretsClean(raw, esc)
 	}
 	var links bool
 	var wg sync.WaitGroup
-	wg.Go(func() { links = ef.linksClean(raw, esc) })
+	wg.Go(func() { links = ef.linksClean(raw, esc, members) })
 	clean := ef.secretsClean(raw, esc)
 	wg.Wait()
 	return clean && links
@@ -163,7 +169,7 @@ type earlyVerdict struct {
 // bytes or more that egress forwards as it is when nothing in it can
 // change: a tools/call or tasks/result result no egress rule rewrites.
 // It returns nil for any other message.
-func (s judge) judgeEarly(m *message.Message, call *Call, esc rawjson.Escapes) *earlyVerdict {
+func (s judge) judgeEarly(m *message.Message, call *Call, esc rawjson.Escapes, members message.MemberSet) *earlyVerdict {
 	if len(m.Raw) < concurrentMin || runtime.GOMAXPROCS(0) < 2 || call == nil || m.Kind != message.Response || m.Result == nil {
 		return nil
 	}
@@ -182,7 +188,7 @@ func (s judge) judgeEarly(m *message.Message, call *Call, esc rawjson.Escapes) *
 	}
 	a := &earlyVerdict{ch: make(chan bool, 1)}
 	raw, plain, ef := m.Raw, m.TextPlain, p.egressFilterFor(callTool(call))
-	go func() { a.ch <- unchanged(raw, esc, plain, ef) }()
+	go func() { a.ch <- unchanged(raw, esc, members, plain, ef) }()
 	return a
 }
 
@@ -195,38 +201,6 @@ func (a *earlyVerdict) wait() bool {
 		a.clean, a.done = <-a.ch, true
 	}
 	return a.clean
-}
-
-// mayHoldInputRequests reports whether a result may have an inputRequests
-// member.
-func mayHoldInputRequests(result []byte, esc rawjson.Escapes) bool {
-	return mayHoldName(result, "inputRequests", esc)
-}
-
-// mayHoldName reports whether a JSON text may hold the ASCII member name:
-// written out, or with any of its letters spelled as a \u escape
-// (inputRequest\u0073). It never says no where the name is present; an
-// escaped ASCII letter is rare in real output, so it seldom says yes
-// where it is not. esc are the escapes of raw (or of a text it is part
-// of): without a \u escape of an ASCII character, only the name written
-// out is looked for.
-func mayHoldName(raw []byte, name string, esc rawjson.Escapes) bool {
-	if bytes.Contains(raw, []byte(name)) {
-		return true
-	}
-	if !esc.ASCII {
-		return false
-	}
-	for rest := raw; ; {
-		i := bytes.Index(rest, []byte(`\u00`))
-		if i < 0 || i+6 > len(rest) {
-			return false
-		}
-		if r, ok := rawjson.Hex4(rest[i+2 : i+6]); ok && r < 0x80 && strings.ContainsRune(name, r) {
-			return true
-		}
-		rest = rest[i+4:]
-	}
 }
 
 var errUnknownTask = errors.New("a tasks/result for a task mcpguard did not see created: the egress rules of its tool cannot be applied")

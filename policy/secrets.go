@@ -217,12 +217,13 @@ func (p *Policy) egressFilterFor(tool string) egressFilter {
 }
 
 // linksClean reports whether the links filter can change no string of
-// the raw message; esc are its escapes (rawjson.ScanEscapes).
-func (ef egressFilter) linksClean(raw []byte, esc rawjson.Escapes) bool {
+// the raw message; esc are its escapes (rawjson.ScanEscapes), members
+// the names of message.MemberSet it may have.
+func (ef egressFilter) linksClean(raw []byte, esc rawjson.Escapes, members message.MemberSet) bool {
 	if ef.lf == nil || len(raw) == 0 {
 		return true
 	}
-	if ef.lf.RemovesImages() && mayHoldName(raw, "icons", esc) || ef.lf.NeutralisesLinks() && mayHoldName(raw, "uri", esc) {
+	if ef.lf.RemovesImages() && members&message.MemberIcons != 0 || ef.lf.NeutralisesLinks() && members&message.MemberURI != 0 {
 		return false // an icon's src or a resource link's uri: see urlMember
 	}
 	return ef.lf.RawCleanEscapes(raw, esc)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/rules/codes"
-	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 const testToken = "ghp_R2d2C3poR2d2C3poR2d2C3poR2d2C3po1234"
@@ -326,27 +325,26 @@ func TestListenSecrets(t *testing.T) {
 	}
 }
 
-func TestMayHoldName(t *testing.T) {
-	for raw, want := range map[string]bool{
-		`{"icons":[]}`:        true,
-		`{"icon\u0073":[]}`:   true,
-		`{"\u0069cons":[]}`:   true,
-		`{"caf\u00e9":"x"}`:   false,
-		`{"a":"\u00"}`:        false,
-		`{"text":"plain"}`:    false,
-		`{"x":"\u006"}`:       false,
-		`{"i\u0063ons":[1]}`:  true,
-		`{"uri":"\u2028"}`:    true,
-		`{"other":"\u2028i"}`: false,
-	} {
-		esc := rawjson.ScanEscapes([]byte(raw))
-		if got := mayHoldName([]byte(raw), "icons", esc) || strings.Contains(raw, "uri") && mayHoldName([]byte(raw), "uri", esc); got != want {
-			t.Errorf("%s: %v, want %v", raw, got, want)
-		}
-	}
+// TestIconUnderEscapedName: an icon or a resource link's uri under a
+// name with an escaped letter is judged as one, in a list and in a tool's
+// result (which egress does not rewrite before it looks).
+func TestIconUnderEscapedName(t *testing.T) {
 	escaped := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","icon\u0073":[{"src":"https://collector.example/i.png"}]}]}}`
 	if out, _ := egressOf(t, Baseline(), "tools/list", "", escaped); strings.Contains(out, "collector.example") {
 		t.Errorf("an icon under an escaped name survives: %s", out)
+	}
+	neutral := loadWithEnv(t, "version: 1\nlinks: {links: neutralise}\n")
+	for _, c := range []struct {
+		p    *Policy
+		line string
+	}{
+		{Baseline(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x","_meta":{"i\u0063ons":[{"src":"https://collector.example/i.png"}]}}]}}`},
+		{Baseline(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x","_meta":{"icons":[{"src":"https://collector.example/i.png"}]}}]}}`},
+		{neutral, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"resource_link","\u0075ri":"https://collector.example/doc","name":"doc"}]}}`},
+	} {
+		if out, _ := egressOf(t, c.p, "tools/call", "t", c.line); strings.Contains(out, "collector.example") {
+			t.Errorf("a URL under an escaped name survives: %s", out)
+		}
 	}
 }
 

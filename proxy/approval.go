@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -190,7 +189,7 @@ func (a *approvals) askInline(h *heldAsk, m *message.Message) {
 	}
 	a.seq++
 	key := a.prefix + strconv.Itoa(a.seq)
-	a.inline[key] = &inlineAsk{ask: ask, responses: rawjson.Member(m.Params, "inputResponses").Clone(), deadline: now.Add(ask.Timeout)}
+	a.inline[key] = &inlineAsk{ask: ask, responses: m.InputResponses.Clone(), deadline: now.Add(ask.Timeout)}
 	a.mu.Unlock()
 	a.r.logApproval(h, eventlog.ActionAsked, "asked the user in an input_required result (protocol revision 2026-07-28)")
 	f, ok := a.r.pending.take(h.key)
@@ -215,13 +214,8 @@ func (a *approvals) askInline(h *heldAsk, m *message.Message) {
 // The error is for a request that cannot be rewritten (it parsed
 // strictly, and so does what is cut from it: never); it must be refused.
 func (a *approvals) answered(m *message.Message) (*message.Message, *inlineAnswer, error) {
-	// The name spelled out, or an escape of an ASCII character that
-	// could spell it (the parser has read the escapes already).
-	if m.Kind != message.Request || !bytes.Contains(m.Params, []byte("inputResponses")) && !m.Escapes().ASCII {
-		return m, nil, nil
-	}
-	responses := rawjson.Member(m.Params, "inputResponses")
-	if responses.Kind() != '{' {
+	responses := m.InputResponses
+	if m.Kind != message.Request || responses.Kind() != '{' {
 		return m, nil, nil
 	}
 	var keys []string

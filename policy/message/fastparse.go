@@ -32,7 +32,7 @@ func parseSpans(m *Message, line []byte) bool {
 		return false
 	}
 	lastName := m.Name // a session calls few tools: most names repeat
-	*m = Message{Raw: line, TextPlain: val.textPlain, escapes: val.esc, escapesRead: true}
+	*m = Message{Raw: line, TextPlain: val.textPlain, escapes: val.esc, members: val.members, passRead: true}
 	var version, method jsontext.Value
 	for k := range val.nTop {
 		s := &val.top[k] // not a copy: see note

@@ -83,23 +83,29 @@ type Message struct {
 	URI       string         // resources/read, resources/subscribe: params.uri
 	RequestID jsontext.Value // notifications/cancelled: params.requestId
 	Task      bool           // tools/call: params.task is an object (a task-augmented call)
+	// InputResponses is a request's params.inputResponses (revision
+	// 2026-07-28: the client's answers to a result's inputRequests), nil
+	// when absent.
+	InputResponses jsontext.Value
 
 	// TextPlain reports that every string in Raw, member names included,
 	// is printable ASCII with no escapes but \" \\ \/ \n \r \t: no text
 	// canonicaliser can change it. False means "not known", not "unsafe".
 	TextPlain bool
 
-	// escapes is rawjson.ScanEscapes(Raw) when escapesRead (the fast
-	// path's validator reads them on its pass).
-	escapes     rawjson.Escapes
-	escapesRead bool
+	// escapes is rawjson.ScanEscapes(Raw) and members the names of
+	// MemberSet that members of Raw have, when passRead (the fast path's
+	// validator reads both on its pass).
+	escapes  rawjson.Escapes
+	members  MemberSet
+	passRead bool
 }
 
 // Escapes returns rawjson.ScanEscapes(m.Raw), from the parser's pass when
 // it has read them. Of a part of Raw (Result, Arguments) they may say
 // more than the part holds, never less.
 func (m *Message) Escapes() rawjson.Escapes {
-	if m.escapesRead {
+	if m.passRead {
 		return m.escapes
 	}
 	return rawjson.ScanEscapes(m.Raw)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 func TestParseRefuses(t *testing.T) {
@@ -198,6 +200,12 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("forwarded bytes do not parse: %v", err)
 		}
+		if want := membersOf(t, m.Raw); m.Members()&want != want {
+			t.Fatalf("Members() = %b leaves out a name of %b", m.Members(), want)
+		}
+		if m.Params != nil && !bytes.Equal(m.InputResponses, rawjson.Member(m.Params, "inputResponses")) {
+			t.Fatalf("InputResponses = %s, params.inputResponses %s", m.InputResponses, rawjson.Member(m.Params, "inputResponses"))
+		}
 		if !bytes.Equal(again.Raw, m.Raw) || again.Method != m.Method || again.Name != m.Name || !bytes.Equal(again.Arguments, m.Arguments) {
 			t.Fatalf("forwarded bytes parse to another message")
 		}
@@ -225,6 +233,34 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMembers: the parser notes the names of MemberSet that member names
+// have, escaped or not, at any depth, and no name that only a value or a
+// longer name spells; a message the slow path read is searched instead,
+// which may say more, never less.
+func TestMembers(t *testing.T) {
+	for line, want := range map[string]MemberSet{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"uri icons inputRequests"}]}}`:    0,
+		`{"jsonrpc":"2.0","id":1,"result":{"uris":1,"icon":2,"inputRequest":3,"Uri":4,"URI":5}}`:              0,
+		`{"jsonrpc":"2.0","id":1,"result":{"inputRequests":{},"resultType":"input_required"}}`:                MemberInputRequests,
+		`{"jsonrpc":"2.0","id":1,"result":{"inputRequest\u0073":{}}}`:                                         MemberInputRequests,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","icons":[{"src":"https://x/i.png"}]}]}}`:      MemberIcons,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"resource_link","\u0075ri":"https://x/"}]}}`:    MemberURI,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///x","_meta":{"icons":1}}}`: MemberURI | MemberIcons,
+	} {
+		m := new(Message)
+		if !parseFast(m, []byte(line)) {
+			t.Errorf("%s: not on the fast path", line)
+			continue
+		}
+		if got := m.Members(); got != want {
+			t.Errorf("%s: Members() = %b, want %b", line, got, want)
+		}
+		if got := MembersIn(m.Raw, m.Escapes()); got&want != want {
+			t.Errorf("%s: MembersIn = %b leaves out a name of %b", line, got, want)
+		}
+	}
 }
 
 func TestSafeInteger(t *testing.T) {

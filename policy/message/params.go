@@ -167,6 +167,8 @@ func (m *Message) readParam(name string, v jsontext.Value, lastName string) *Err
 			return invalid(jsonrpc2.CodeInvalidParams, "params.requestId must be a string or an integer")
 		}
 		m.RequestID = v
+	case "inputResponses":
+		m.InputResponses = v
 	case "uri":
 		if !judged(m.Method, "resources/read", "resources/subscribe", "resources/unsubscribe") {
 			return nil

@@ -22,7 +22,8 @@ import (
 // MaxDepth limit, and that notes on the way what the envelope parser and
 // the egress canonicaliser need: the spans of the envelope's members and of
 // params' members, whether there is whitespace between tokens, whether any
-// string could hold something the text canonicaliser removes.
+// string could hold something the text canonicaliser removes, which names
+// of MemberSet its members have.
 //
 // Why not only jsontext: it is the oracle and remains the slow path, but
 // per message it costs several times what this validator does, on every
@@ -59,6 +60,8 @@ type validation struct {
 	textPlain bool
 	// esc is rawjson.ScanEscapes of the line, read on the way.
 	esc rawjson.Escapes
+	// members are the names of MemberSet that the line's members have.
+	members MemberSet
 
 	top                 [maxTopMembers]span
 	params              [maxParamsMembers]span
@@ -118,7 +121,7 @@ func (v *validator) release() {
 		v.names = nil // nor is its stack kept in the pool
 	}
 	r := &v.res
-	r.ok, r.whitespace, r.textPlain, r.esc = false, false, false, rawjson.Escapes{}
+	r.ok, r.whitespace, r.textPlain, r.esc, r.members = false, false, false, rawjson.Escapes{}, 0
 	r.nTop, r.nParams, r.topOver, r.paramsOver = 0, 0, false, false
 	v.b, v.depth, v.names, v.named, v.serial, v.hashes = nil, 0, v.names[:0], 0, 0, nil
 	if cap(v.scratch) > 4<<10 {
@@ -372,6 +375,7 @@ func (v *validator) newName(raw []byte, escaped bool, first, serial, members int
 		}
 		key = v.scratch
 	}
+	v.res.members |= memberOf(key)
 	if members < smallObject {
 		for _, prev := range v.names[first:] {
 			if bytes.Equal(prev, key) {

@@ -55,6 +55,16 @@ var validatorSeeds = []string{
 	`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
 	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///x"}}`,
+	// The names of MemberSet: spelled out, escaped, nested, past a small
+	// object's sixteen members, or only in values and longer names.
+	`{"jsonrpc":"2.0","id":1,"result":{"inputRequests":{"a":{"method":"roots/list"}},"resultType":"input_required"}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"inputRequest\u0073":{}}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","icons":[{"src":"https://x/i.png"}]}]}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"resource_link","\u0075ri":"https://x/"}]}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"a":"uri icons inputRequests","uris":1,"icon":2,"inputRequest":3,"Uri":4}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"o":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"uri":17}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{},"inputResponses":{"k":{"roots":[]}}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{},"input\u0052esponses":{}}}`,
 }
 
 // longStringSeeds put each byte the string scan must stop at (escapes, a
@@ -223,16 +233,43 @@ func checkFastPath(t *testing.T, b []byte) {
 	if want := rawjson.ScanEscapes(fast.Raw); fast.Escapes() != want {
 		t.Fatalf("parseFast(%q): escapes %+v, rawjson.ScanEscapes %+v", b, fast.Escapes(), want)
 	}
-	fast.TextPlain, fast.escapes, fast.escapesRead = false, rawjson.Escapes{}, false
+	if want := membersOf(t, fast.Raw); fast.Members() != want {
+		t.Fatalf("parseFast(%q): members %b, every member name read by jsontext %b", b, fast.Members(), want)
+	}
+	if in := MembersIn(fast.Raw, fast.Escapes()); fast.Members()&^in != 0 {
+		t.Fatalf("parseFast(%q): members %b, not all in MembersIn's %b", b, fast.Members(), in)
+	}
+	fast.TextPlain, fast.escapes, fast.members, fast.passRead = false, rawjson.Escapes{}, 0, false
 	if !reflect.DeepEqual(normalized(fast), normalized(slow)) {
 		t.Fatalf("parseFast(%q) = %+v, slow path = %+v", b, *fast, *slow)
+	}
+}
+
+// membersOf is the reference of the parser's MemberSet: the names of it
+// that member names of b have, at any depth, as jsontext reads them.
+func membersOf(t *testing.T, b []byte) MemberSet {
+	var set MemberSet
+	d := jsontext.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := d.ReadToken()
+		if err == io.EOF {
+			return set
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+		if _, n := d.StackIndex(d.StackDepth()); tok.Kind() == '"' && n%2 == 1 {
+			if k, _ := d.StackIndex(d.StackDepth()); k == '{' {
+				set |= memberOf([]byte(tok.String()))
+			}
+		}
 	}
 }
 
 // normalized drops the difference between a nil and an empty slice.
 func normalized(m *Message) Message {
 	c := *m
-	for _, v := range []*jsontext.Value{&c.ID, &c.Params, &c.Result, &c.Error, &c.Arguments, &c.RequestID} {
+	for _, v := range []*jsontext.Value{&c.ID, &c.Params, &c.Result, &c.Error, &c.Arguments, &c.RequestID, &c.InputResponses} {
 		if *v != nil && len(*v) == 0 {
 			*v = jsontext.Value{}
 		}

@@ -224,3 +224,29 @@ func EachASCIIEscape(s string, fn func(lo, hi int) bool) {
 		i = max(hi, i+2)
 	}
 }
+
+// MayHoldName reports whether the JSON text raw may hold the ASCII member
+// name: written out, or with any of its letters spelled as a \u escape
+// (inputRequest\u0073). It never says no where the name is present; an
+// escaped ASCII letter is rare in real output, so it seldom says yes
+// where it is not. esc are the escapes of raw (or of a text it is part
+// of): without a \u escape of an ASCII character, only the name written
+// out is looked for.
+func MayHoldName(raw []byte, name string, esc Escapes) bool {
+	if bytes.Contains(raw, []byte(name)) {
+		return true
+	}
+	if !esc.ASCII {
+		return false
+	}
+	for rest := raw; ; {
+		i := bytes.Index(rest, []byte(`\u00`))
+		if i < 0 || i+6 > len(rest) {
+			return false
+		}
+		if r, ok := Hex4(rest[i+2 : i+6]); ok && r < 0x80 && strings.ContainsRune(name, r) {
+			return true
+		}
+		rest = rest[i+4:]
+	}
+}

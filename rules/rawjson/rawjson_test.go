@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf16"
 
@@ -104,4 +105,26 @@ func FuzzRune(f *testing.F) {
 			t.Fatalf("Rune(%q) = %U in %d bytes; strict decoder: %q, %v", s, r, n, got, err)
 		}
 	})
+}
+
+// TestMayHoldName: a name spelled out or with escaped letters, and not
+// one that an escape of another character or a broken escape would be.
+func TestMayHoldName(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"icons":[]}`:        true,
+		`{"icon\u0073":[]}`:   true,
+		`{"\u0069cons":[]}`:   true,
+		`{"caf\u00e9":"x"}`:   false,
+		`{"a":"\u00"}`:        false,
+		`{"text":"plain"}`:    false,
+		`{"x":"\u006"}`:       false,
+		`{"i\u0063ons":[1]}`:  true,
+		`{"uri":"\u2028"}`:    true,
+		`{"other":"\u2028i"}`: false,
+	} {
+		esc := ScanEscapes([]byte(raw))
+		if got := MayHoldName([]byte(raw), "icons", esc) || strings.Contains(raw, "uri") && MayHoldName([]byte(raw), "uri", esc); got != want {
+			t.Errorf("%s: %v, want %v", raw, got, want)
+		}
+	}
 }
