@@ -130,12 +130,15 @@ func (s judge) ingress(m *message.Message) Verdict {
 func (s judge) checkToolCall(m *message.Message, extra []string) (*message.Rejection, []approval.Reason) {
 	tool := m.Name
 	plan := s.policy().callPlanFor(tool)
-	if visible := canon.Visible(tool); visible != tool {
-		// The name the agent read in tools/list, where the server may
-		// have listed it with invisible or control characters: judged
-		// as that name too, so wi\u200bpe does not get past wipe: deny.
-		if vp := s.policy().callPlanFor(visible); vp.denied || !plan.denied {
-			plan = vp
+	// The name the agent read in tools/list, where the server may have
+	// listed it with invisible or control characters: judged as that
+	// name too, so wi\u200bpe does not get past wipe: deny. (A name in a
+	// plain message, m.TextPlain, is its own visible name.)
+	if !m.TextPlain {
+		if visible := canon.Visible(tool); visible != tool {
+			if vp := s.policy().callPlanFor(visible); vp.denied || !plan.denied {
+				plan = vp
+			}
 		}
 	}
 	d := &plan.toolDecision
