@@ -428,11 +428,12 @@ func stringSpecials(b []byte) uint64 {
 
 // vectorWindow is how much of a string vectorScan takes in one step;
 // vectorAfter is how far into a string the byte-wise scan goes first.
-// The vector code pays for itself only on long strings: short ones (names,
-// ids, most arguments) never leave the 8-byte scan.
+// Names, ids and short values never leave the 8-byte scan; a string of a
+// few words more costs about as much either way, and from there on the
+// vector code costs less the longer the string.
 const (
 	vectorWindow = 256
-	vectorAfter  = 128
+	vectorAfter  = 32
 )
 
 // vectorScan goes on with a string body from i in windows of vectorWindow

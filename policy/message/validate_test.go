@@ -73,7 +73,11 @@ var validatorSeeds = []string{
 // its window ends, so that the fuzzers start from every path.
 func longStringSeeds() []string {
 	var out []string
-	for _, at := range []int{31, 40, 127, 128, 129, 136, 255, 256, 383, 384, 385, 640, 900} {
+	ats := []int{31, 40, 127, 128, 129, 136, 255, 256, 383, 384, 385, 640, 900}
+	for _, edge := range []int{vectorAfter, vectorAfter + vectorWindow, vectorAfter + 2*vectorWindow} {
+		ats = append(ats, edge-8, edge-1, edge, edge+1, edge+8)
+	}
+	for _, at := range ats {
 		pre := strings.Repeat("a", at)
 		for _, special := range []string{`\n`, `\"`, `\u00e9`, `\ud800`, `\q`, "\x7f", "\x1f", "\x00", "é", "\xff", "\xed\xa0\x80", `"`, ""} {
 			out = append(out, `{"a":"`+pre+special+strings.Repeat("b", 300)+`"}`)
