@@ -76,11 +76,16 @@ var overBudget = map[string]string{
 	// re-read; 12-17x.
 	"sharedaccesskey=": denseHits, "s.": denseHits, "hvs.": denseHits, "xoxo": denseHits, "xoxb": denseHits,
 	`"auth`: denseHits, "\u200b": denseHits, "%41": denseHits,
+	// The whole message is one separated hex run (a hex pair, then a
+	// dash, again and again): the raw check decodes it whole and scans
+	// the decoding for credentials.
+	"a3-": wholeRun,
 }
 
 const (
 	streamOfMatches = "a stream of matches"
 	denseHits       = "a hit every few bytes"
+	wholeRun        = "one encoded run, decoded whole"
 )
 
 // overBudgetRatio bounds the floods of overBudget.
