@@ -654,11 +654,13 @@ func allRunBytes(w []byte) bool {
 // bytes or more holds such a word whole, and when it encodes a
 // credential, digits and capitals are all over it. Where the word is made of run
 // bytes only (runByte) it reads the run around it, bounded as
-// encodedRuns bounds it (at its padding); where it has separators three
-// bytes apart, the run of separated hex bytes around them. It looks at
+// encodedRuns bounds it (at its padding), and returns it when its start
+// may decode to text (textPrefix) or, with whole true, when it is a
+// whole string that does not (wholeString); where it has separators
+// three bytes apart, the run of separated hex bytes around them. It looks at
 // the words that start before end (a multiple of 8, or len(s)); a run
 // found there may reach past it.
-func nextTextRun(s string, i, end int) (at, lo, hi int) {
+func nextTextRun(s string, i, end int) (at, lo, hi int, whole bool) {
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	base := unsafe.Pointer(unsafe.StringData(s))
 	word := func(at int) uint64 { return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, at))[:]) } // at+8 <= len(b)
@@ -679,7 +681,7 @@ func nextTextRun(s string, i, end int) (at, lo, hi int) {
 			if rawjson.IsHex(b[p+1]) && rawjson.IsHex(b[p+2]) {
 				start := sepHexStart(s, p+1)
 				if end := sepHexRun(s, start); end >= start+minEncodedRun {
-					return p + 1, start, end
+					return p + 1, start, end, false
 				}
 			}
 		}
@@ -702,13 +704,27 @@ func nextTextRun(s string, i, end int) (at, lo, hi int) {
 		for n := 0; n < 6 && hi < len(b) && b[hi] == '='; n++ {
 			hi++
 		}
-		if hi-lo >= minEncodedRun && textPrefix(s[lo:hi]) {
-			lo, hi = runChain(s, k)
-			return k, lo, hi
+		if hi-lo >= minEncodedRun {
+			clo, chi := runChain(s, k)
+			if textPrefix(s[lo:hi]) {
+				return k, clo, chi, false
+			}
+			if wholeString(s, clo, chi) {
+				return k, clo, chi, true
+			}
 		}
 		w = max(w+16, (hi+7)&^7)
 	}
-	return -1, 0, 0
+	return -1, 0, 0, false
+}
+
+// wholeString reports whether the run [lo, hi) of a raw JSON text is a
+// whole string, between two quotes that are not escaped: Find decodes
+// such a run (a blob, a file read as base64) however its first bytes
+// read, so a credential behind a binary header is found, and the raw
+// check must decode it too.
+func wholeString(s string, lo, hi int) bool {
+	return lo > 0 && s[lo-1] == '"' && rawjson.EvenBackslashes(s, lo-1) && hi < len(s) && s[hi] == '"'
 }
 
 // textPrefix reports whether the start of a run decodes to text in one

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpguard/mcpguard/rules/rawjson"
 )
 
 // encoder is one way an agent or a server may write a credential.
@@ -287,4 +289,45 @@ func pemBlock(r *rand.Rand, kind string, n int) string {
 	}
 	b.WriteString("-----END " + kind + "-----\n")
 	return b.String()
+}
+
+// TestRawCleanNoisyBlob: a string that is one run of base64 or hex whole
+// (a blob, image data, a file read as base64) is decoded whole by Find
+// however its first bytes read, so a credential inside a binary file
+// (behind a header that decodes to noise) is found; the raw check's
+// finder, which skips runs whose first bytes decode to noise, must not
+// pass it.
+func TestRawCleanNoisyBlob(t *testing.T) {
+	t.Parallel()
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := adversarialSecrets()
+	cred := "key " + creds[0][1] + "\ntoken " + creds[2][1] + "\n"
+	for _, head := range [][]byte{{0, 0, 0, 0, 0, 0}, {0xff, 0xfe, 0, 1, 2, 3, 4, 5, 6}, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")} {
+		for pad := range 6 {
+			blob := append(append(append([]byte{}, head...), make([]byte, pad)...), cred...)
+			for _, s := range []string{
+				base64.StdEncoding.EncodeToString(blob),
+				base64.RawURLEncoding.EncodeToString(blob),
+				hex.EncodeToString(blob),
+				strings.ToUpper(hex.EncodeToString(blob)),
+				base32.StdEncoding.EncodeToString(blob),
+			} {
+				if len(sc.Find(s)) == 0 {
+					t.Fatalf("Find misses %q", s)
+				}
+				q, _ := jsontext.AppendQuote(nil, s)
+				if sc.RawClean(q) {
+					t.Errorf("RawClean passes %q", q)
+				}
+				for n := 2; n <= 4; n++ {
+					if sc.rawCleanParts(string(q), rawjson.ScanEscapes(q), n) {
+						t.Errorf("RawClean in %d parts passes %q", n, q)
+					}
+				}
+			}
+		}
+	}
 }

@@ -1055,7 +1055,8 @@ func (sc *Scanner) windowClean(s string, at, lo, hi int) (bool, int) {
 // encodingsClean finds, in the raw JSON text s, what the decoding
 // pipeline reads (a percent escape, an HTML character reference, a
 // literal backslash escape, a \u escape of a character beyond ASCII, a
-// run that may be base64, hex or base32 of text) and reports whether
+// run that may be base64, hex or base32 of text, a string that is one
+// such run whole) and reports whether
 // Find finds nothing around any of them. Every byte is decoded at most
 // once per kind of trigger. It reads the triggers that start in [from,
 // to), from moved back to the start of a run of backslashes (where an
@@ -1087,9 +1088,16 @@ func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes, from, to int) b
 		}
 	}
 	for i := from; i < to; {
-		at, lo, hi := nextTextRun(s, i, to)
+		at, lo, hi, whole := nextTextRun(s, i, to)
 		if at < 0 {
 			return true
+		}
+		if whole {
+			if !sc.wholeRunClean(rawjson.Unescape(s[lo:hi])) {
+				return false
+			}
+			i = hi
+			continue
 		}
 		ok, end := sc.windowClean(s, at, lo, hi)
 		if !ok {
@@ -1104,6 +1112,25 @@ func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes, from, to int) b
 // encodingsClean decodes around: the last only in a text with \u escapes
 // beyond ASCII or escaped backslashes (rawjson.Escapes.Wide).
 var escapeTriggers = [...]func(string, int, int) int{nextPercent, nextEntity, nextWideEscape}
+
+// wholeRunClean reports whether Find finds nothing in the reading it
+// makes of a text that is one run of base64, hex or base32 whole however
+// its start reads (findDecoded: whole); the text itself the raw check
+// has read already.
+func (sc *Scanner) wholeRunClean(text string) bool {
+	clean := true
+	encodedRuns(text, func(run encodedRun) bool {
+		if run.lo == 0 && run.hi == len(text) {
+			var buf [512]byte
+			decs, n := decodings(text, run.sep, buf[:])
+			for _, dec := range decs[:n] {
+				clean = clean && len(sc.findDecoded(string(dec), maxDepth-1)) == 0
+			}
+		}
+		return false
+	})
+	return clean
+}
 
 // wordAround returns the bounds of the run of bytes around at in a raw
 // JSON text that holds no blank and no end of a string: an encoded token
