@@ -91,9 +91,11 @@ const (
 // overBudgetRatio bounds the floods of overBudget.
 const overBudgetRatio = 100
 
-// floodCost returns what judging text costs, in CPU time on the calling
-// thread: the baseline's egress path on a tools/call result that holds
-// it and its ingress check on a tools/call argument that holds it.
+// floodCost returns what judging text costs, in the process's CPU time
+// (a long result is judged on several goroutines): the baseline's egress
+// path on a tools/call result that holds it and its ingress check on a
+// tools/call argument that holds it. Its callers are not parallel, so
+// that the process's CPU time is theirs.
 func floodCost(t *testing.T) func(text string) time.Duration {
 	t.Helper()
 	s := Baseline().NewSession()
@@ -108,7 +110,7 @@ func floodCost(t *testing.T) func(text string) time.Duration {
 	}
 	return func(text string) time.Duration {
 		res, req := wrap(text)
-		return cputime.Of(func() {
+		return cputime.OfProcess(func() {
 			m, err := message.Parse(res)
 			if err != nil {
 				t.Fatal(err)
@@ -128,11 +130,9 @@ func floodCost(t *testing.T) func(text string) time.Duration {
 // (every keyword of the secrets rules, the cleaner's and linter's
 // triggers) costs the baseline's egress path (a tools/call result) and
 // ingress check (a tools/call argument) at most budgetRatio times the
-// CPU time of plain text of the same size, measured on the test's own
-// thread (the paths run on the caller's goroutine): no trigger makes
-// each hit re-read a long window.
+// CPU time of plain text of the same size, counting every goroutine the
+// paths use: no trigger makes each hit re-read a long window.
 func TestKeywordFloodsWithinBudget(t *testing.T) {
-	t.Parallel()
 	size, strict := sweepSize(), os.Getenv("MCPGUARD_BUDGET_SWEEP") != ""
 	run := floodCost(t)
 	plain := strings.Repeat("The quick brown fox jumps over the lazy dog.\n", size/45)
@@ -175,7 +175,6 @@ const growthBound = 8
 // times as long costs at most growthBound times as much, so a message up
 // to the response limit is judged in time proportional to its size.
 func TestOverBudgetFloodsLinear(t *testing.T) {
-	t.Parallel()
 	size := 256 << 10
 	if raceEnabled {
 		// Smaller, but every flood still past its first too-dense

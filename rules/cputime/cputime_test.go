@@ -24,3 +24,23 @@ func TestCountsWorkNotWaiting(t *testing.T) {
 		t.Errorf("50M additions cost %v of CPU (x=%d)", d, x)
 	}
 }
+
+// TestOfProcessCountsOtherGoroutines: work handed to another goroutine
+// is in OfProcess's figure and not in Of's.
+func TestOfProcessCountsOtherGoroutines(t *testing.T) {
+	x := 0
+	handOff := func() {
+		done := make(chan struct{})
+		go func() {
+			for i := range 50_000_000 {
+				x += i & 3
+			}
+			close(done)
+		}()
+		<-done
+	}
+	own, all := Of(handOff), OfProcess(handOff)
+	if all < 10*time.Millisecond || own > all/4 {
+		t.Errorf("50M additions on another goroutine: Of %v, OfProcess %v (x=%d)", own, all, x)
+	}
+}
