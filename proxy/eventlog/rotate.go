@@ -1,7 +1,6 @@
 package eventlog
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -34,6 +33,10 @@ var DefaultRotation = Rotation{MaxBytes: 10 << 20, Backups: 3}
 // written to whichever file the path names and rotation waits for the next
 // line.
 const lockWait = time.Second
+
+// lockPoll is how often a writer waiting for the rotation lock tries it
+// again and looks whether another process has rotated.
+const lockPoll = 5 * time.Millisecond
 
 // rotating appends to a log file shared by several processes, each with
 // its own O_APPEND descriptor, and rotates it by rename.
@@ -94,23 +97,29 @@ func (r *rotating) makeRoom(n int64) error {
 	if r.current(n) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
-	defer cancel()
-	locked, err := r.lock.TryLockContext(ctx, 5*time.Millisecond)
-	if !locked {
-		// No rotation now; still follow the path if it moved, and write
-		// if the line fits: past the cap a line is dropped rather than
-		// grow the file without a bound.
+	// Wait for the rotation lock, and meanwhile for another process's
+	// rotation: the line goes to the new file as soon as one is there.
+	deadline := time.Now().Add(lockWait)
+	for {
+		locked, err := r.lock.TryLock()
+		if err != nil {
+			return fmt.Errorf("log full and not rotated: %w", err)
+		}
+		if locked {
+			break
+		}
 		if err := r.reopenIfMoved(); err != nil {
 			return err
 		}
 		if r.current(n) {
 			return nil
 		}
-		if err == nil {
-			err = errors.New("another process holds the rotation lock")
+		if time.Now().After(deadline) {
+			// No rotation now: past the cap a line is dropped rather
+			// than grow the file without a bound.
+			return errors.New("log full and not rotated: another process holds the rotation lock")
 		}
-		return fmt.Errorf("log full and not rotated: %w", err)
+		time.Sleep(lockPoll)
 	}
 	defer r.lock.Unlock()
 	// Under the lock the path stays put: look again.

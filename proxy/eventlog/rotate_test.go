@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // TestRotationBoundsTheDisk: a flood far larger than the cap leaves
@@ -102,4 +106,65 @@ func TestFilesOrder(t *testing.T) {
 	if _, err := ReadLog(filepath.Join(dir, "none.log"), func([]byte) error { return nil }); err == nil || !strings.Contains(err.Error(), "cannot open log") {
 		t.Errorf("a missing log: %v", err)
 	}
+}
+
+// TestWriterTakesAnotherProcessRotation: a writer that finds the file
+// full while another process holds the rotation lock writes its line to
+// the file that process's rotation starts, even when that process keeps
+// the lock past lockWait and the new file is full again by then (before,
+// the writer looked only once the wait was over, and dropped the line).
+func TestWriterTakesAnotherProcessRotation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "mcpguard.log")
+		r, err := openRotating(path, Rotation{MaxBytes: 100, Backups: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if _, err := r.Write([]byte(strings.Repeat("a", 89) + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		other := flock.New(path + ".lock")
+		if ok, err := other.TryLock(); !ok || err != nil {
+			t.Fatalf("the other process's lock: %v %v", ok, err)
+		}
+		defer other.Unlock()
+		wrote := make(chan error, 1)
+		go func() {
+			_, err := r.Write([]byte(strings.Repeat("b", 19) + "\n"))
+			wrote <- err
+		}()
+		// The other process rotates, then fills the new file, and holds
+		// the lock past lockWait.
+		time.Sleep(100 * time.Millisecond)
+		if err := os.Rename(path, path+".1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(lockWait / 2)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(strings.Repeat("c", 80) + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		time.Sleep(lockWait)
+		if err := <-wrote; err != nil {
+			t.Fatalf("the line was not written: %v", err)
+		}
+		var lines []string
+		if _, err := ReadLog(path, func(line []byte) error {
+			lines = append(lines, string(line[:1]))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(lines, ""); got != "abc" {
+			t.Errorf("lines begin %q, want \"abc\" (the b line in the rotated file's successor)", got)
+		}
+	})
 }
