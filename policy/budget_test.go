@@ -77,9 +77,9 @@ var overBudget = map[string]string{
 	"sharedaccesskey=": denseHits, "s.": denseHits, "hvs.": denseHits, "xoxo": denseHits, "xoxb": denseHits,
 	`"auth`: denseHits, "\u200b": denseHits, "%41": denseHits,
 	// The whole message is one separated hex run (a hex pair, then a
-	// dash, again and again): the raw check decodes it whole and scans
-	// the decoding for credentials.
-	"a3-": wholeRun,
+	// dash, again and again) or one base64 run: the raw check decodes it
+	// whole, as Find does, and scans the decoding for credentials.
+	"a3-": wholeRun, "p8e-": wholeRun, "atatt3": wholeRun, "a3t": wholeRun,
 }
 
 const (

@@ -654,9 +654,9 @@ func allRunBytes(w []byte) bool {
 // bytes or more holds such a word whole, and when it encodes a
 // credential, digits and capitals are all over it. Where the word is made of run
 // bytes only (runByte) it reads the run around it, bounded as
-// encodedRuns bounds it (at its padding), and returns it when its start
-// may decode to text (textPrefix) or, with whole true, when it is a
-// whole string that does not (wholeString); where it has separators
+// encodedRuns bounds it (at its padding), and returns it with whole true
+// when its chain is a whole string (wholeString), else when its start
+// may decode to text (textPrefix); where it has separators
 // three bytes apart, the run of separated hex bytes around them. It looks at
 // the words that start before end (a multiple of 8, or len(s)); a run
 // found there may reach past it.
@@ -706,11 +706,11 @@ func nextTextRun(s string, i, end int) (at, lo, hi int, whole bool) {
 		}
 		if hi-lo >= minEncodedRun {
 			clo, chi := runChain(s, k)
-			if textPrefix(s[lo:hi]) {
-				return k, clo, chi, false
-			}
 			if wholeString(s, clo, chi) {
 				return k, clo, chi, true
+			}
+			if textPrefix(s[lo:hi], chi-clo) {
+				return k, clo, chi, false
 			}
 		}
 		w = max(w+16, (hi+7)&^7)
@@ -727,18 +727,21 @@ func wholeString(s string, lo, hi int) bool {
 	return lo > 0 && s[lo-1] == '"' && rawjson.EvenBackslashes(s, lo-1) && hi < len(s) && s[hi] == '"'
 }
 
-// textPrefix reports whether the start of a run decodes to text in one
-// of the encodings decodings tries.
-func textPrefix(run string) bool {
+// textPrefix reports whether the start of a run may start a texty
+// reading of n bytes (mayStartText) in one of the encodings decodings
+// tries; n bounds the reading of the whole run (its length in the raw
+// text will do): Find judges the whole reading, which may hold one
+// control character in twenty anywhere, its first bytes included.
+func textPrefix(run string, n int) bool {
 	p := run[:min(len(run), 32)]
 	p = p[:len(p)-len(p)%8]
-	if !headMayBeText(p) {
+	if !headMayBeText(p, n) {
 		return false
 	}
 	var buf [128]byte
-	dec, n := decodings(p, 0, buf[:])
-	for _, d := range dec[:n] {
-		if texty(d) {
+	dec, k := decodings(p, 0, buf[:])
+	for _, d := range dec[:k] {
+		if mayStartText(d, n) {
 			return true
 		}
 	}
@@ -746,10 +749,11 @@ func textPrefix(run string) bool {
 }
 
 // headMayBeText reports whether some reading decodings makes of p (a run
-// without line breaks) may be texty, judged by the bytes its first 8
-// bytes decode to (mayStartText): the decoding of a run that reads as
+// without line breaks; n bounds the whole run's reading) may be texty,
+// judged by the bytes its first 8 bytes decode to (mayStartText): the
+// decoding of a run that reads as
 // noise from its start stops there.
-func headMayBeText(p string) bool {
+func headMayBeText(p string, n int) bool {
 	if len(p) < 8 {
 		return true
 	}
@@ -758,12 +762,12 @@ func headMayBeText(p string) bool {
 	var head [8]byte
 	if rp.hex {
 		_, err := hex.Decode(head[:4], src(p[:8]))
-		return err != nil || mayStartText(head[:4], len(p)/2)
+		return err != nil || mayStartText(head[:4], n)
 	}
 	if len(rp.b64) < 8 {
 		return true
 	}
-	if _, err := rp.enc.Decode(head[:6], src(rp.b64[:8])); err == nil && mayStartText(head[:6], rp.enc.DecodedLen(len(rp.b64))) {
+	if _, err := rp.enc.Decode(head[:6], src(rp.b64[:8])); err == nil && mayStartText(head[:6], n) {
 		return true
 	}
 	if !rp.base32 {
@@ -779,5 +783,5 @@ func headMayBeText(p string) bool {
 		}
 	}
 	_, err := base32Raw.Decode(head[:5], up[:])
-	return err == nil && mayStartText(head[:5], base32Raw.DecodedLen(len(rp.b32)))
+	return err == nil && mayStartText(head[:5], n)
 }

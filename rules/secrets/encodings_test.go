@@ -331,3 +331,35 @@ func TestRawCleanNoisyBlob(t *testing.T) {
 		}
 	}
 }
+
+// TestRawCleanNoisyHead: Find reads a run inside a text as text when its
+// whole reading has one control character in twenty or fewer, its first
+// bytes included; the raw check's finder, which judges a run by its
+// first bytes, must not pass a credential behind a head of a few NULs
+// (in prose, or glued to a padded run in a string of runs).
+func TestRawCleanNoisyHead(t *testing.T) {
+	t.Parallel()
+	sc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := adversarialSecrets()
+	body := "key " + creds[0][1] + "\ntoken " + creds[2][1] + "\n" + strings.Repeat("an ordinary line of the file\n", 4)
+	for _, head := range []string{"\x00\x00\x00\x00\x00\x00", "\x00\x01\x02\x03\x04\x05\x06\x07", "\x7f\x7f\x7f"} {
+		for _, enc := range []string{
+			base64.StdEncoding.EncodeToString([]byte(head + body)),
+			hex.EncodeToString([]byte(head + body)),
+			base32.StdEncoding.EncodeToString([]byte(head + body)),
+		} {
+			for _, s := range []string{"file: " + enc + " end", "QUJDRA==" + enc} {
+				if len(sc.Find(s)) == 0 {
+					t.Fatalf("Find misses %q", s)
+				}
+				q, _ := jsontext.AppendQuote(nil, s)
+				if sc.RawClean(q) {
+					t.Errorf("RawClean passes %q", q)
+				}
+			}
+		}
+	}
+}

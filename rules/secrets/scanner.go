@@ -1113,21 +1113,23 @@ func (sc *Scanner) encodingsClean(s string, esc rawjson.Escapes, from, to int) b
 // beyond ASCII or escaped backslashes (rawjson.Escapes.Wide).
 var escapeTriggers = [...]func(string, int, int) int{nextPercent, nextEntity, nextWideEscape}
 
-// wholeRunClean reports whether Find finds nothing in the reading it
-// makes of a text that is one run of base64, hex or base32 whole however
-// its start reads (findDecoded: whole); the text itself the raw check
-// has read already.
+// wholeRunClean reports whether Find finds nothing in the readings it
+// makes of the runs of a string that is one chain of runs of base64,
+// hex or base32 (joined by padding or line breaks): the whole run
+// decoded however it reads (findDecoded: whole), the others when they
+// read as text. The string's own text the raw check has read already.
 func (sc *Scanner) wholeRunClean(text string) bool {
 	clean := true
 	encodedRuns(text, func(run encodedRun) bool {
-		if run.lo == 0 && run.hi == len(text) {
-			var buf [512]byte
-			decs, n := decodings(text, run.sep, buf[:])
-			for _, dec := range decs[:n] {
+		whole := run.lo == 0 && run.hi == len(text)
+		var buf [512]byte
+		decs, n := decodings(text[run.lo:run.hi], run.sep, buf[:])
+		for _, dec := range decs[:n] {
+			if whole || texty(dec) {
 				clean = clean && len(sc.findDecoded(string(dec), maxDepth-1)) == 0
 			}
 		}
-		return false
+		return clean
 	})
 	return clean
 }
