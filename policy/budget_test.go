@@ -91,13 +91,24 @@ const (
 // overBudgetRatio bounds the floods of overBudget.
 const overBudgetRatio = 100
 
-// floodCost returns what judging text costs, in the process's CPU time
-// (a long result is judged on several goroutines): the baseline's egress
-// path on a tools/call result that holds it and its ingress check on a
-// tools/call argument that holds it. Its callers are not parallel, so
-// that the process's CPU time is theirs.
-func floodCost(t *testing.T) func(text string) time.Duration {
+// onCaller reports whether a flood of size bytes, wrapped in a message,
+// stays under concurrentMin: judged on the calling goroutine alone, its
+// thread's CPU time is all it costs, and the test may run beside others.
+func onCaller(size int) bool { return size+1<<10 < concurrentMin }
+
+// floodCost returns what judging text of up to size bytes costs, in CPU
+// time: the baseline's egress path on a tools/call result that holds it
+// and its ingress check on a tools/call argument that holds it. A
+// message of concurrentMin bytes or more is judged on several
+// goroutines, so from that size the cost is the process's CPU time and
+// the caller must not be parallel (see onCaller); below it, the calling
+// thread's.
+func floodCost(t *testing.T, size int) func(text string) time.Duration {
 	t.Helper()
+	measure := cputime.OfProcess
+	if onCaller(size) {
+		measure = cputime.Of
+	}
 	s := Baseline().NewSession()
 	wrap := func(text string) (res, req []byte) {
 		q, err := jsontext.AppendQuote(nil, text)
@@ -110,7 +121,12 @@ func floodCost(t *testing.T) func(text string) time.Duration {
 	}
 	return func(text string) time.Duration {
 		res, req := wrap(text)
-		return cputime.OfProcess(func() {
+		if onCaller(size) && len(res) >= concurrentMin {
+			// Escapes made it long enough to be judged on several
+			// goroutines, which the thread's CPU time would not see.
+			t.Fatalf("a flood of %d bytes quotes to %d, too long for a measure on one thread", len(text), len(res))
+		}
+		return measure(func() {
 			m, err := message.Parse(res)
 			if err != nil {
 				t.Fatal(err)
@@ -134,7 +150,10 @@ func floodCost(t *testing.T) func(text string) time.Duration {
 // paths use: no trigger makes each hit re-read a long window.
 func TestKeywordFloodsWithinBudget(t *testing.T) {
 	size, strict := sweepSize(), os.Getenv("MCPGUARD_BUDGET_SWEEP") != ""
-	run := floodCost(t)
+	if onCaller(size) {
+		t.Parallel()
+	}
+	run := floodCost(t, size)
 	plain := strings.Repeat("The quick brown fox jumps over the lazy dog.\n", size/45)
 	base := min(run(plain), run(plain), run(plain))
 	t.Logf("plain text, %d KiB: %v", size>>10, base)
@@ -182,7 +201,10 @@ func TestOverBudgetFloodsLinear(t *testing.T) {
 		// one of 32 KiB refused, a step of different work, not growth.
 		size = 128 << 10
 	}
-	run := floodCost(t)
+	if onCaller(size) {
+		t.Parallel()
+	}
+	run := floodCost(t, size)
 	for _, unit := range slices.Sorted(maps.Keys(overBudget)) {
 		short, long := strings.Repeat(unit, size/4/len(unit)), strings.Repeat(unit, size/len(unit))
 		cost := func() float64 { return float64(run(long)) / float64(run(short)) }
