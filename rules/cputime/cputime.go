@@ -37,13 +37,7 @@ func Of(f func()) time.Duration {
 
 // Best returns the least of runs costs of f (at least one): a thread's
 // CPU time still varies a little with what shares its core's caches.
-func Best(runs int, f func()) time.Duration {
-	best := Of(f)
-	for range runs - 1 {
-		best = min(best, Of(f))
-	}
-	return best
-}
+func Best(runs int, f func()) time.Duration { return bestOf(runs, Of, f) }
 
 // OfProcess returns the CPU time every thread of the process spends
 // while f runs: f's own and that of the goroutines it hands work to.
@@ -54,10 +48,13 @@ func OfProcess(f func()) time.Duration {
 }
 
 // BestProcess is Best measured with OfProcess.
-func BestProcess(runs int, f func()) time.Duration {
-	best := OfProcess(f)
+func BestProcess(runs int, f func()) time.Duration { return bestOf(runs, OfProcess, f) }
+
+// bestOf returns the least of runs (at least one) measures of f by of.
+func bestOf(runs int, of func(func()) time.Duration, f func()) time.Duration {
+	best := of(f)
 	for range runs - 1 {
-		best = min(best, OfProcess(f))
+		best = min(best, of(f))
 	}
 	return best
 }
