@@ -24,8 +24,10 @@ const readBufferSize = 64 << 10
 // bound: a line over max is skipped to its newline and reported, and the
 // stream goes on.
 type lineReader struct {
-	br     *bufio.Reader
+	src    *stream
+	br     *bufio.Reader // reads src
 	max    int
+	direct int // bytes of one read of a long line (see readLong)
 	buf    []byte
 	prefix []byte // the first bytes of the last over-long line
 	taken  int    // lines returned since drained last reported true
@@ -61,8 +63,49 @@ const (
 )
 
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, readBufferSize), max: max}
+	return newLineReaderSize(r, max, readBufferSize, directRead)
 }
+
+// newLineReaderSize is newLineReader with a buffer of size bytes for short
+// lines and reads of up to direct bytes of a long one: the tests make
+// them small, so that short inputs take every path.
+func newLineReaderSize(r io.Reader, max, size, direct int) *lineReader {
+	src := &stream{r: r}
+	return &lineReader{src: src, br: bufio.NewReaderSize(src, size), max: max, direct: direct}
+}
+
+// stream is what a lineReader reads: r, after the bytes that the last read
+// of a long line took past its newline (see readLong).
+type stream struct {
+	r    io.Reader
+	rest []byte // read from r, not yet given out: a suffix of kept
+	kept []byte // rest's storage, reused
+	last bool   // the last Read gave bytes of rest
+}
+
+func (s *stream) Read(p []byte) (int, error) {
+	if s.last = len(s.rest) > 0; s.last {
+		n := copy(p, s.rest)
+		s.rest = s.rest[n:]
+		return n, nil
+	}
+	return s.r.Read(p)
+}
+
+// putBack makes b, the end of what the last Read gave, the next bytes
+// Read gives.
+func (s *stream) putBack(b []byte) {
+	if s.last { // b is in kept, just before rest
+		s.rest = s.kept[len(s.kept)-len(s.rest)-len(b):]
+		return
+	}
+	s.kept = append(s.kept[:0], b...)
+	s.rest = s.kept
+}
+
+// directRead bounds one read of a long line straight into the line
+// buffer, and so the bytes of the next lines it may take (stream.rest).
+const directRead = 1 << 20
 
 // next returns the next line without its newline. The slice is valid until
 // the next call. A last line without a newline at EOF is returned too.
@@ -87,14 +130,7 @@ func (l *lineReader) next() ([]byte, error) {
 		case complete && len(l.buf) == 0:
 			return chunk, nil // the common case: no copy
 		default:
-			if need := len(l.buf) + len(chunk); need > cap(l.buf) {
-				// Double (bounded by the limit) rather than let append
-				// grow by 1.25x: a 16 MiB line would otherwise allocate
-				// about five times its size on the way.
-				grown := make([]byte, len(l.buf), min(max(2*cap(l.buf), need, readBufferSize), l.max+1))
-				copy(grown, l.buf)
-				l.buf = grown
-			}
+			l.grow(len(l.buf) + len(chunk))
 			l.buf = append(l.buf, chunk...)
 		}
 		switch {
@@ -102,6 +138,12 @@ func (l *lineReader) next() ([]byte, error) {
 			return nil, errTooLong
 		case complete:
 			return l.buf, nil
+		case err == bufio.ErrBufferFull && !over:
+			if line, done, err := l.readLong(); done {
+				return line, err
+			}
+			over = true
+			continue
 		case err == bufio.ErrBufferFull:
 			continue
 		case over:
@@ -113,15 +155,71 @@ func (l *lineReader) next() ([]byte, error) {
 	}
 }
 
+// readLong reads the rest of a long line, whose head is in l.buf, straight
+// into l.buf, in reads of up to directRead bytes: not through br, which
+// would copy every byte once more in 64 KiB reads. br holds nothing now
+// (ReadSlice gave out all it held); what a read takes past the newline
+// goes back to the stream for the next lines. done is false when the
+// line went over the limit before its end: l.prefix is set, l.buf
+// emptied, and the caller skips the rest of the line through br.
+func (l *lineReader) readLong() (line []byte, done bool, err error) {
+	for empty := 0; ; {
+		if len(l.buf) > l.max {
+			l.prefix = append(l.prefix[:0], l.buf[:min(len(l.buf), prefixLen)]...)
+			l.buf = l.buf[:0]
+			return nil, false, nil
+		}
+		l.grow(len(l.buf) + min(l.br.Size(), l.max+1-len(l.buf)))
+		n, rerr := l.src.Read(l.buf[len(l.buf):min(cap(l.buf), len(l.buf)+l.direct)])
+		got := l.buf[len(l.buf) : len(l.buf)+n]
+		if i := bytes.IndexByte(got, '\n'); i >= 0 {
+			l.src.putBack(got[i+1:])
+			l.buf = l.buf[:len(l.buf)+i]
+			if len(l.buf) > l.max {
+				l.prefix = append(l.prefix[:0], l.buf[:min(len(l.buf), prefixLen)]...)
+				return nil, true, errTooLong
+			}
+			return l.buf, true, nil
+		}
+		l.buf = l.buf[:len(l.buf)+n]
+		switch {
+		case rerr != nil && len(l.buf) > l.max:
+			// over, as the loop's head says
+		case rerr != nil:
+			return l.buf, true, nil // a last line without a newline
+		case n > 0:
+			empty = 0
+		default:
+			if empty++; empty == 100 { // a reader that makes no progress
+				return l.buf, true, nil // as bufio gives up on one
+			}
+		}
+	}
+}
+
+// grow gives l.buf room for need bytes, at most l.max+1 in all.
+func (l *lineReader) grow(need int) {
+	if need <= cap(l.buf) {
+		return
+	}
+	// Double (bounded by the limit) rather than let append grow by
+	// 1.25x: a 16 MiB line would otherwise allocate about five times its
+	// size on the way.
+	grown := make([]byte, len(l.buf), min(max(2*cap(l.buf), need, l.br.Size()), l.max+1))
+	copy(grown, l.buf)
+	l.buf = grown
+}
+
 // hasLine reports whether a whole line is already buffered, so that the
 // caller knows whether reading it can block.
 func (l *lineReader) hasLine() bool {
 	n := l.br.Buffered()
-	if n == 0 {
-		return false
+	if n > 0 {
+		if b, _ := l.br.Peek(n); bytes.IndexByte(b, '\n') >= 0 {
+			return true
+		}
 	}
-	b, _ := l.br.Peek(n)
-	return bytes.IndexByte(b, '\n') >= 0
+	return bytes.IndexByte(l.src.rest, '\n') >= 0
 }
 
 // drained reports whether no whole line is buffered, so that the next

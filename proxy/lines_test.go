@@ -76,49 +76,139 @@ func TestLineReaderHasLine(t *testing.T) {
 	}
 }
 
-// FuzzLineReader: the reader never returns a line longer than the limit or
-// containing a newline, and every byte of the input is either in a returned
-// line, a newline, or in a line reported too long.
+// FuzzLineReader: whatever pieces the input arrives in and whatever the
+// buffer sizes, the reader returns the lines bytes.Split finds, each over
+// the limit reported as too long with its head kept, none with a newline;
+// and when hasLine reports a whole line buffered, reading it reads
+// nothing more. small makes the buffers tiny (16 bytes for short lines,
+// reads of 1-32 bytes of a long one), so short inputs take the path of
+// long lines; pieces are the sizes of the reads the input arrives in
+// (each byte b a read of at most b+1 bytes, in turn; none: as asked).
 func FuzzLineReader(f *testing.F) {
-	f.Add([]byte("a\nbb\n\nccc"), 2)
-	f.Add([]byte(strings.Repeat("x", 70000)+"\nok\n"), 65536)
-	f.Fuzz(func(t *testing.T, in []byte, max int) {
+	f.Add([]byte("a\nbb\n\nccc"), 2, false, []byte{})
+	f.Add([]byte(strings.Repeat("x", 70000)+"\nok\n"), 65536, false, []byte{})
+	f.Add([]byte("a\n"+strings.Repeat("long", 20)+"\nb\nc\n"+strings.Repeat("y", 50)+"\nlast"), 60, true, []byte{3, 0, 40, 7})
+	f.Add([]byte(strings.Repeat("z", 40)+"\n\n"+strings.Repeat("w", 39)+"\n"), 40, true, []byte{255})
+	f.Fuzz(func(t *testing.T, in []byte, max int, small bool, pieces []byte) {
 		if max <= 0 || max > 1<<20 {
 			return
 		}
-		lr := newLineReader(bytes.NewReader(in), max)
-		var got [][]byte
-		for i := 0; i <= len(in)+1; i++ {
-			line, err := lr.next()
-			if err == io.EOF {
-				break
-			}
-			if err == errTooLong {
-				got = append(got, nil)
-				continue
-			}
-			if len(line) > max || bytes.IndexByte(line, '\n') >= 0 {
-				t.Fatalf("bad line of %d bytes", len(line))
-			}
-			got = append(got, bytes.Clone(line))
+		src := &piecewise{in: in, sizes: pieces}
+		lr := newLineReader(src, max)
+		if small {
+			lr = newLineReaderSize(src, max, 16, 1+len(pieces)%32)
 		}
-		want := bytes.Split(in, []byte("\n"))
-		if len(want) > 0 && len(want[len(want)-1]) == 0 {
-			want = want[:len(want)-1]
-		}
-		if len(got) != len(want) {
-			t.Fatalf("%d lines, want %d", len(got), len(want))
-		}
-		for i := range want {
-			if got[i] == nil {
-				if len(want[i]) <= max {
-					t.Fatalf("line %d of %d bytes reported too long", i, len(want[i]))
-				}
-			} else if !bytes.Equal(got[i], want[i]) {
-				t.Fatalf("line %d differs", i)
-			}
-		}
+		checkLines(t, lr, src, in, max)
 	})
+}
+
+// TestLineReaderEverySplit: a long line and the lines around it read the
+// same whichever byte the arrival breaks at, through small buffers and
+// the real ones.
+func TestLineReaderEverySplit(t *testing.T) {
+	t.Parallel()
+	in := []byte("short\n" + strings.Repeat("0123456789", 4) + "\nmid\n" + strings.Repeat("abcdefghij", 10) + "\n\nend")
+	for _, max := range []int{50, 200} {
+		for at := range len(in) + 1 {
+			for _, sizes := range [][2]int{{16, 7}, {16, 1}, {readBufferSize, directRead}} {
+				src := &piecewise{in: in, breaks: []int{at}}
+				checkLines(t, newLineReaderSize(src, max, sizes[0], sizes[1]), src, in, max)
+			}
+		}
+	}
+	big := bytes.Repeat([]byte("x"), 3<<20+5)
+	in = slices.Concat([]byte("a\n"), big, []byte("\nb\n"), big[:70000], []byte("\nc"))
+	for _, at := range []int{1, 2, 3, readBufferSize, readBufferSize + 2, 1 << 20, 3<<20 + 7, 3<<20 + 8, 3<<20 + 9, len(in) - 1} {
+		for _, max := range []int{4 << 20, 3<<20 + 5, 3<<20 + 4, 1 << 20} {
+			src := &piecewise{in: in, breaks: []int{at}}
+			checkLines(t, newLineReader(src, max), src, in, max)
+		}
+	}
+}
+
+// TestStreamPutBack: bytes put back after a read that took them from
+// rest come again, before the rest of rest and of the input.
+func TestStreamPutBack(t *testing.T) {
+	s := &stream{r: strings.NewReader("ab\ncdefGH")}
+	b := make([]byte, 6)
+	s.Read(b)         // "ab\ncde", from r
+	s.putBack(b[3:6]) // "cde"
+	s.Read(b[:2])     // "cd", from rest
+	s.putBack(b[1:2]) // "d"
+	got, _ := io.ReadAll(s)
+	if string(got) != "defGH" {
+		t.Errorf("read %q, want %q", got, "defGH")
+	}
+}
+
+// piecewise gives in as it would arrive on a pipe: in reads broken at
+// breaks (offsets), and of at most sizes[i]+1 bytes in turn when sizes is
+// set. reads counts the reads.
+type piecewise struct {
+	in     []byte
+	off    int
+	sizes  []byte
+	breaks []int
+	reads  int
+}
+
+func (p *piecewise) Read(b []byte) (int, error) {
+	p.reads++
+	if p.off == len(p.in) {
+		return 0, io.EOF
+	}
+	n := min(len(b), len(p.in)-p.off)
+	if len(p.sizes) > 0 {
+		n = min(n, int(p.sizes[p.reads%len(p.sizes)])+1)
+	}
+	for _, at := range p.breaks {
+		if at > p.off && at < p.off+n {
+			n = at - p.off
+		}
+	}
+	copy(b, p.in[p.off:p.off+n])
+	p.off += n
+	return n, nil
+}
+
+// checkLines reads every line of in from lr (which reads src) and holds
+// them to bytes.Split's, as FuzzLineReader says.
+func checkLines(t *testing.T, lr *lineReader, src *piecewise, in []byte, max int) {
+	t.Helper()
+	want := bytes.Split(in, []byte("\n"))
+	if len(want) > 0 && len(want[len(want)-1]) == 0 {
+		want = want[:len(want)-1]
+	}
+	for i := 0; ; i++ {
+		has, reads := lr.hasLine(), src.reads
+		line, err := lr.next()
+		if has && src.reads != reads {
+			t.Fatalf("line %d: hasLine, but next read the input", i)
+		}
+		if err == io.EOF {
+			if i != len(want) {
+				t.Fatalf("%d lines, want %d", i, len(want))
+			}
+			return
+		}
+		if i == len(want) {
+			t.Fatalf("more than the %d lines (%v)", len(want), err)
+		}
+		switch {
+		case err == errTooLong:
+			if len(want[i]) <= max {
+				t.Fatalf("line %d of %d bytes reported too long (limit %d)", i, len(want[i]), max)
+			}
+			// Its head to find its id: all of prefixLen, or past the limit.
+			if n := len(lr.prefix); n < min(prefixLen, max+1) || n > prefixLen || !bytes.HasPrefix(want[i], lr.prefix) {
+				t.Fatalf("line %d: a prefix of %d bytes that is not its head", i, n)
+			}
+		case err != nil:
+			t.Fatalf("line %d: %v", i, err)
+		case len(line) > max || !bytes.Equal(line, want[i]):
+			t.Fatalf("line %d differs: %d bytes, want %d", i, len(line), len(want[i]))
+		}
+	}
 }
 
 // TestDrainedReportsBatches: the relay flushes when drained says so, and

@@ -1,14 +1,17 @@
 package proxy
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/mcpguard/mcpguard/policy"
 	"github.com/mcpguard/mcpguard/policy/message"
 	"github.com/mcpguard/mcpguard/proxy/eventlog"
+	"github.com/mcpguard/mcpguard/rules/cputime"
 )
 
 // BenchmarkRelayCall is the user-space work of one relayed tools/call
@@ -71,4 +74,37 @@ func BenchmarkRelayCall(b *testing.B) {
 	if r.pending.n != 0 {
 		b.Fatalf("%d requests left in flight", r.pending.n)
 	}
+}
+
+// BenchmarkReadLongLine is the egress loop's read of a 16 MiB line from a
+// 1 MiB pipe, as the relay's pipes are, written by another goroutine in
+// one write: wall time per line, and the reading thread's CPU time
+// (reader-ms/op).
+func BenchmarkReadLongLine(b *testing.B) {
+	r, w, err := blockingPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	growPipe(r)
+	line := bytes.Repeat([]byte("0123456789abcdef "), 16<<20/17)
+	line = append(line, '\n')
+	go func() {
+		for {
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	defer w.Close()
+	lines := newLineReader(r, DefaultMaxResponseBytes)
+	var cpu time.Duration
+	for b.Loop() {
+		cpu += cputime.Of(func() {
+			if got, err := lines.next(); err != nil || len(got) != len(line)-1 {
+				b.Fatalf("%d bytes, %v", len(got), err)
+			}
+		})
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "reader-ms/op")
 }
