@@ -21,11 +21,23 @@ import (
 // (256 bytes of arguments: the id in ten digits and a filler of flags,
 // paths, prose and every ASCII letter, digit and punctuation mark) and
 // its reply, with a new id each call, after the bench's tools/list.
+// "secrets-off" is the baseline without the secrets check (which has
+// benchmarks of its own): the relay's glue, the strict parse and the
+// judge.
 func BenchmarkRelayCall(b *testing.B) {
+	off, err := policy.Load("secrets-off.yaml", []byte("version: 1\nsecrets: {ingress: off, egress: off}\n"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("baseline", func(b *testing.B) { benchRelayCall(b, policy.Baseline()) })
+	b.Run("secrets-off", func(b *testing.B) { benchRelayCall(b, off) })
+}
+
+func benchRelayCall(b *testing.B, p *policy.Policy) {
 	r := &relay{
-		cfg:      Config{Policy: policy.Baseline()},
+		cfg:      Config{Policy: p},
 		log:      eventlog.Nop(),
-		session:  policy.Baseline().NewSession(),
+		session:  p.NewSession(),
 		pending:  newPendingTable(),
 		toAgent:  newLineWriter(io.Discard),
 		toServer: newLineWriter(io.Discard),
