@@ -12,21 +12,22 @@ import (
 // validator records, ...); Parse then runs the jsontext slow path, which
 // accepts or explains. When it returns true, the slow path would have
 // returned the same message (FuzzParseFast holds the two equal).
-func parseFast(m *Message, line []byte) bool {
-	if !parseSpans(m, line) {
+// v is the validator to run, reset, and left reset.
+func parseFast(m *Message, line []byte, v *validator) bool {
+	ok := parseSpans(m, line, v)
+	v.reset()
+	if !ok {
 		*m = Message{}
-		return false
 	}
-	return true
+	return ok
 }
 
-func parseSpans(m *Message, line []byte) bool {
+func parseSpans(m *Message, line []byte, v *validator) bool {
 	line = trimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return false
 	}
-	v := validate(line)
-	defer v.release()
+	v.run(line)
 	val := &v.res
 	if !val.ok || val.topOver {
 		return false

@@ -99,6 +99,10 @@ type Message struct {
 	escapes  rawjson.Escapes
 	members  MemberSet
 	passRead bool
+
+	// v is the validator ParseInto runs for the next message parsed into
+	// this one: kept here, not taken from a pool per message.
+	v *validator
 }
 
 // Escapes returns rawjson.ScanEscapes(m.Raw), from the parser's pass when
@@ -131,17 +135,33 @@ func invalid(code int64, reason string) *Error { return &Error{Code: code, Reaso
 // read unambiguously.
 func Parse(line []byte) (*Message, error) {
 	m := new(Message)
-	if err := ParseInto(m, line); err != nil {
+	v := validators.Get().(*validator)
+	err := parseInto(m, line, v)
+	validators.Put(v)
+	if err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
 // ParseInto is Parse into a Message the caller reuses (the relay keeps one
-// per direction, so that a message costs no allocation of its own). On
-// error *m is left zero.
+// per direction, so that a message costs no allocation of its own, and
+// its parse reuses the validator the Message keeps). On error *m is left
+// zero but for that validator. A Message is parsed into by one goroutine
+// at a time.
 func ParseInto(m *Message, line []byte) error {
-	if parseFast(m, line) {
+	v := m.v
+	if v == nil {
+		v = new(validator)
+	}
+	err := parseInto(m, line, v)
+	m.v = v
+	return err
+}
+
+// parseInto is ParseInto with the validator v.
+func parseInto(m *Message, line []byte, v *validator) error {
+	if parseFast(m, line, v) {
 		return nil
 	}
 	slow, err := parse(line)

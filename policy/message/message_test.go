@@ -250,7 +250,7 @@ func TestMembers(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///x","_meta":{"icons":1}}}`: MemberURI | MemberIcons,
 	} {
 		m := new(Message)
-		if !parseFast(m, []byte(line)) {
+		if !parseFast(m, []byte(line), new(validator)) {
 			t.Errorf("%s: not on the fast path", line)
 			continue
 		}

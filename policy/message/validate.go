@@ -69,8 +69,9 @@ type validation struct {
 	topOver, paramsOver bool
 }
 
-// validator is the state of one pass; validators are pooled so that the
-// records and the name stack are not allocated per message.
+// validator is the state of one pass; validators are reused (kept by the
+// relay's Message, else pooled) so that the records and the name stack are
+// not allocated per message.
 type validator struct {
 	b     []byte
 	res   validation
@@ -96,23 +97,38 @@ var nameSeed = maphash.MakeSeed()
 // looked up in a map rather than compared one by one.
 const smallObject = 16
 
+// validators are the validators of Parse; ParseInto keeps one in the
+// Message it reuses (see Message.v).
 var validators = sync.Pool{New: func() any { return new(validator) }}
 
-// validate runs a validator over a trimmed line that starts with '{'. The
-// caller reads v.res and then calls v.release.
+// validate runs a pooled validator over a trimmed line that starts with
+// '{'. The caller reads v.res and then calls v.release.
 func validate(line []byte) *validator {
 	v := validators.Get().(*validator)
+	v.run(line)
+	return v
+}
+
+// run is one pass of v, reset, over a trimmed line that starts with '{';
+// the caller reads v.res and then calls v.reset.
+func (v *validator) run(line []byte) {
 	v.b, v.depth = line, 0
 	v.res.textPlain = true
 	i, ok := v.object(0, recordTop)
 	if ok {
 		v.res.ok = v.space(i) == len(line)
 	}
-	return v
 }
 
-// release drops every reference into the line and returns v to the pool.
+// release resets v and returns it to the pool.
 func (v *validator) release() {
+	v.reset()
+	validators.Put(v)
+}
+
+// reset drops every reference into the line and what a hostile line made
+// v hold, ready for the next pass.
+func (v *validator) reset() {
 	// Only what this pass used holds references, so only that is cleared:
 	// one deep hostile message must not make every later release clear
 	// thousands of entries.
@@ -127,7 +143,6 @@ func (v *validator) release() {
 	if cap(v.scratch) > 4<<10 {
 		v.scratch = nil // a hostile name's buffer is not kept in the pool
 	}
-	validators.Put(v)
 }
 
 // What an object's members are recorded into.

@@ -224,7 +224,7 @@ func FuzzParseFast(f *testing.F) {
 // leaves the message zero.
 func checkFastPath(t *testing.T, b []byte) {
 	fast := new(Message)
-	if !parseFast(fast, b) {
+	if !parseFast(fast, b, new(validator)) {
 		if !reflect.DeepEqual(*fast, Message{}) {
 			t.Fatalf("parseFast(%q) fell back but left %+v", b, *fast)
 		}
@@ -270,9 +270,11 @@ func membersOf(t *testing.T, b []byte) MemberSet {
 	}
 }
 
-// normalized drops the difference between a nil and an empty slice.
+// normalized drops the difference between a nil and an empty slice, and
+// the validator ParseInto keeps for the next message.
 func normalized(m *Message) Message {
 	c := *m
+	c.v = nil
 	for _, v := range []*jsontext.Value{&c.ID, &c.Params, &c.Result, &c.Error, &c.Arguments, &c.RequestID, &c.InputResponses} {
 		if *v != nil && len(*v) == 0 {
 			*v = jsontext.Value{}
@@ -295,7 +297,7 @@ func TestValidatorSeeds(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
 	} {
 		m := new(Message)
-		if !parseFast(m, []byte(s)) {
+		if !parseFast(m, []byte(s), new(validator)) {
 			t.Errorf("parseFast(%s) fell back to the slow path", s)
 			continue
 		}
