@@ -41,10 +41,7 @@ func (s *Session) Reload(opt Options) *Session {
 			n.digests[k] = maps.Clone(s.digests[k])
 			n.pinnedLoose[k] = maps.Clone(s.pinnedLoose[k])
 			n.withheld[k] = maps.Clone(s.withheld[k])
-			s.state[k].Range(func(key, st any) bool {
-				n.state[k].Store(key, st)
-				return true
-			})
+			n.state[k] = maps.Clone(s.state[k])
 			n.counts[k] = s.counts[k]
 		}
 		n.instr, n.instrSet, n.info = s.instr, s.instrSet, s.info
@@ -64,10 +61,10 @@ func (s *Session) Reload(opt Options) *Session {
 			default:
 				continue // a resource the lock does not list may come from a template
 			}
-			if _, known := n.state[k].Load(key); !known {
+			if _, known := n.state[k][key]; !known {
 				n.counts[k]++
 			}
-			n.state[k].Store(key, status{block: block})
+			n.state[k][key] = status{block: block}
 			if block != nil {
 				n.withheld[k][canon.Loose(key)] = block
 			}

@@ -89,9 +89,9 @@ type Session struct {
 	instrSet bool            // instr is decided (lock, or first sight)
 	info     *Definition
 
-	// state holds each item's status (key to status), read without mu
-	// and written under it; counts is its size per kind (under mu).
-	state  [numKinds]sync.Map
+	// state holds each item's status by key (under mu); counts is its
+	// size per kind.
+	state  [numKinds]map[string]status
 	counts [numKinds]int
 	// withheld maps the canon.Loose name of every withheld item to its
 	// block, for calls that name it in another spelling; pinnedLoose maps
@@ -113,13 +113,14 @@ func NewSession(opt Options) *Session {
 		s.pinned[k] = map[string]Definition{}
 		s.digests[k] = map[string]string{}
 		s.seen[k] = map[string]string{}
+		s.state[k] = map[string]status{}
 	}
 	if l := opt.Lock; l != nil {
 		for k := range numKinds {
 			for key, d := range l.Items[k] {
 				s.pinned[k][key] = d
 				s.digests[k][key] = d.Digest()
-				s.state[k].Store(key, status{})
+				s.state[k][key] = status{}
 				s.counts[k]++
 			}
 		}
@@ -145,15 +146,15 @@ func NewSession(opt Options) *Session {
 // a tool or prompt of that name. A resource the lock does not list may
 // still come from a template, so only withheld resources are refused.
 func (s *Session) Check(kind Kind, key string) *Block {
-	if st, ok := s.state[kind].Load(key); ok {
-		return st.(status).block
+	if st, ok := s.status(kind, key); ok {
+		return st.block
 	}
 	// Items are pinned under their canonical key: a call that spells a
 	// withheld name with what text removes (wi\u202epe) must find it.
 	if !printableASCII(key) {
 		if c := canon.Text(key); c != key {
-			if st, ok := s.state[kind].Load(c); ok {
-				return st.(status).block
+			if st, ok := s.status(kind, c); ok {
+				return st.block
 			}
 		}
 	}
@@ -171,6 +172,14 @@ func (s *Session) Check(kind Kind, key string) *Block {
 		return &Block{Code: codes.ToolUnpinned, Reason: "the lock file does not pin " + kind.String() + " " + canon.FreeText(key, 256)}
 	}
 	return nil
+}
+
+// status is the status of the item of kind with key, if it has one.
+func (s *Session) status(kind Kind, key string) (status, bool) {
+	s.mu.Lock()
+	st, ok := s.state[kind][key]
+	s.mu.Unlock()
+	return st, ok
 }
 
 // printableASCII reports whether text cannot change s: it has no
@@ -309,14 +318,14 @@ func (s *Session) decide(kind Kind, key string, block *Block, fields []string, f
 func (s *Session) setStatus(kind Kind, key string, block *Block) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, ok := s.state[kind].Load(key)
-	if ok && sameBlock(old.(status).block, block) {
+	old, ok := s.state[kind][key]
+	if ok && sameBlock(old.block, block) {
 		return
 	}
 	if !ok && s.counts[kind] >= 2*maxItems {
 		return // unknown keys are refused or allowed by Check's default
 	}
-	s.state[kind].Store(key, status{block: block})
+	s.state[kind][key] = status{block: block}
 	if !ok {
 		s.counts[kind]++
 	}
@@ -338,13 +347,12 @@ func (s *Session) noteWithheld(kind Kind, key string, block *Block) {
 	}
 	delete(w, loose)
 	// Another withheld item may read the same (rare).
-	s.state[kind].Range(func(k, st any) bool {
-		if b := st.(status).block; b != nil && canon.Loose(k.(string)) == loose {
-			w[loose] = b
-			return false
+	for k, st := range s.state[kind] {
+		if st.block != nil && canon.Loose(k) == loose {
+			w[loose] = st.block
+			break
 		}
-		return true
-	})
+	}
 }
 
 func sameBlock(a, b *Block) bool {
