@@ -421,7 +421,9 @@ func (r *relay) fromAgent(m *message.Message) {
 	key := m.IDKey()
 	call := r.session.CallOf(m)
 	f := newInFlight(key, m.ID, call)
-	f.trace = r.traceRequest(m, call, v)
+	if r.tel != nil {
+		f.trace = r.traceRequest(m, call, v)
+	}
 	if err := r.pending.add(key, f); err != nil {
 		if err == errDuplicateID || err == errNoID || err == errCancelledID {
 			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
@@ -609,14 +611,15 @@ func (r *relay) fromServer(m *message.Message) {
 	var call *policy.Call
 	var f inFlight
 	if m.Kind == message.Response {
-		if r.tools.owns(m.ID) {
+		key := m.IDKey()
+		if r.tools.owns(key) {
 			r.tools.answer(m)
 			return
 		}
 		var ok bool
-		if f, ok = r.pending.take(m.IDKey()); !ok {
+		if f, ok = r.pending.take(key); !ok {
 			reason := "a response to no request in flight (a second reply, or an id the server made up)"
-			if r.pending.takeCancelled(m.IDKey()) {
+			if r.pending.takeCancelled(key) {
 				reason = "a late response to a request the agent cancelled"
 			}
 			r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
@@ -677,9 +680,11 @@ func (r *relay) fromServer(m *message.Message) {
 	if call != nil && (call.Method == "initialize" || call.Method == "server/discover") {
 		r.noteCapabilities(m.Result)
 	}
-	r.logRewrites(m, call, rewrites)
+	if len(rewrites) > 0 {
+		r.logRewrites(m, call, rewrites)
+	}
 	r.replyToAgent(out)
-	if call != nil {
+	if f.trace != nil {
 		r.traceReply(f, m, rewrites)
 	}
 }

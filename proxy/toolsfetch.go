@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 
 	"github.com/mcpguard/mcpguard/policy/message"
@@ -123,11 +122,10 @@ func (t *toolsFetch) pageRequest(cursor string) []byte {
 	return b
 }
 
-// owns reports whether a response from the server answers one of
-// mcpguard's own tools/list requests (the one in flight or an earlier,
-// abandoned one): it is consumed, not relayed.
-func (t *toolsFetch) owns(id jsontext.Value) bool {
-	k := message.KeyOf(id)
+// owns reports whether a response from the server, whose id has the key
+// k, answers one of mcpguard's own tools/list requests (the one in flight
+// or an earlier, abandoned one): it is consumed, not relayed.
+func (t *toolsFetch) owns(k message.Key) bool {
 	return k.IsString && strings.HasPrefix(k.Str, t.prefix)
 }
 
