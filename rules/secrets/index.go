@@ -26,33 +26,32 @@ type needle struct {
 	owner int
 }
 
-// index finds every needle in a text in one pass: a byte per byte pair
-// says whether a needle may start at or just before it, and only there
-// is a four-byte hash tested, and where it passes the needles compared.
+// index finds every needle in a text in one pass: a filter of a start's
+// first three bytes (of its first pair near a byte beyond ASCII), then
+// one of its first four, and where both pass the needles compared. The
+// filters ASCII text reads are small (tri 1 KiB, quad 2 KiB, short 512
+// bytes), so that a short message's scan reads few cache lines.
 type index struct {
-	// skip says, for every byte pair, where a needle may start around
-	// it: startHere (it is a needle's first pair) and startBefore (it is
-	// a needle's second pair, or a two-byte needle's second byte starts
-	// it). A needle starts at j or j-1 only where the pair at an even j
-	// has one of them, so scan reads every other pair, and tests only the
-	// starts they name. Its pairs are little-endian (the first byte low),
-	// as a word loaded from the text holds them. A byte a pair, not two
-	// bits: the scan's four lookups a word are a load each.
-	skip *[1 << 16]byte
-	// quad has a bit for quadHash of the first four bytes of every
-	// needle, of a three-byte needle's bytes followed by 0xff and of a
-	// two-byte needle's followed by two: one load, a multiply and a bit
-	// test (maybe) reject nearly every start of ordinary text.
-	quad [1 << 16 / 64]uint64
-	// quad2 is quad with quadHash2: a start that passes quad passes
-	// quad2 too before the needles are compared (two hashes, as a Bloom
-	// filter's, so that one collision of text with a needle costs
-	// nothing where the text repeats it).
-	quad2 [1 << 16 / 64]uint64
-	// short has a bit for every byte pair, as written and little-endian
-	// (every case of a folded needle's letters), that starts a needle of
-	// two or three bytes: only there are their bits in quad tested.
-	short [1 << 16 / 64]uint64
+	// tri has a bit for the hash (triHashes) of the first three bytes
+	// of every needle that are ASCII (of a two-byte needle's with every
+	// ASCII third byte), each byte with its 0x20 bit set: a start in
+	// ASCII text costs a load and a bit test.
+	tri [128]uint64
+	// first has a bit for every byte pair (little-endian, as a word
+	// loaded from the text holds it) that starts a needle, in every case
+	// of a folded needle's letters: the filter where a byte beyond ASCII
+	// is near.
+	first *[1 << 16 / 64]uint64
+	// quad is a Bloom filter of the first four bytes of every needle,
+	// of a three-byte needle's bytes followed by 0xff and of a two-byte
+	// needle's followed by two (quadHash): two bits in one of its words.
+	// One load, a multiply and two bit tests (maybe) reject nearly every
+	// start of ordinary text.
+	quad [256]uint64
+	// short has a bit for the classes (classPair) of every pair that
+	// starts a needle of two or three bytes: only there are their bits
+	// in quad tested.
+	short [1 << 12 / 64]uint64
 	// slot maps a lower-cased pair to 1 + its position in lists, which
 	// holds one head for each distinct needle text that starts with the
 	// pair (several rules share a keyword).
@@ -84,7 +83,7 @@ func caseVariants(c byte, fold bool) []byte {
 }
 
 func newIndex(needles []needle) *index {
-	ix := &index{slot: new([1 << 16]uint16), skip: new([1 << 16]byte), needles: needles, same: make([]int32, len(needles))}
+	ix := &index{slot: new([1 << 16]uint16), first: new([1 << 16 / 64]uint64), needles: needles, same: make([]int32, len(needles))}
 	last := map[needle]int32{} // the last needle of each text, owner 0
 	for i, n := range needles {
 		ix.same[i] = -1
@@ -93,23 +92,21 @@ func newIndex(needles []needle) *index {
 		}
 		for _, a := range caseVariants(n.text[0], n.fold) {
 			for _, b := range caseVariants(n.text[1], n.fold) {
-				ix.setSkip(a, b, startHere)
-				if len(n.text) < 4 {
-					p := uint16(a) | uint16(b)<<8
-					ix.short[p>>6] |= 1 << (p & 63)
-				}
+				p := uint16(a) | uint16(b)<<8
+				ix.first[p>>6] |= 1 << (p & 63)
 			}
 		}
-		for _, b := range caseVariants(n.text[1], n.fold) {
-			if len(n.text) == 2 {
-				for c := range 256 {
-					ix.setSkip(b, byte(c), startBefore)
-				}
-				continue
+		if len(n.text) < 4 {
+			p := classPair(uint32(n.text[0]) | uint32(n.text[1])<<8)
+			ix.short[p>>6] |= 1 << (p & 63)
+		}
+		switch {
+		case len(n.text) == 2 && n.text[0]|n.text[1] < 0x80:
+			for c := range 0x80 {
+				ix.addTri(uint64(n.text[0]) | uint64(n.text[1])<<8 | uint64(c)<<16)
 			}
-			for _, c := range caseVariants(n.text[2], n.fold) {
-				ix.setSkip(b, c, startBefore)
-			}
+		case len(n.text) > 2 && n.text[0]|n.text[1]|n.text[2] < 0x80:
+			ix.addTri(uint64(n.text[0]) | uint64(n.text[1])<<8 | uint64(n.text[2])<<16)
 		}
 		p := pairOf(n.text[0], n.text[1])
 		var q [4]byte
@@ -117,10 +114,7 @@ func newIndex(needles []needle) *index {
 		for i := len(n.text); i < 4; i++ {
 			q[i] = 0xff
 		}
-		x := binary.LittleEndian.Uint32(q[:])
-		h, h2 := quadHash(x), quadHash2(x)
-		ix.quad[h>>6] |= 1 << (h & 63)
-		ix.quad2[h2>>6] |= 1 << (h2 & 63)
+		ix.addQuad(binary.LittleEndian.Uint32(q[:]))
 		text := needle{text: n.text, fold: n.fold}
 		if j, ok := last[text]; ok {
 			ix.same[j], last[text] = int32(i), int32(i)
@@ -163,15 +157,12 @@ func lower8(x uint64) uint64 {
 	return x | upper>>2
 }
 
-// The bits of a skip entry: a needle may start at the pair, one byte
-// before it.
-const (
-	startBefore = 1
-	startHere   = 2
-)
-
-func (ix *index) setSkip(a, b byte, bit byte) {
-	ix.skip[uint16(a)|uint16(b)<<8] |= bit
+// classPair is the index in short of the pair at the low bytes of x:
+// the low six bits of each byte with its 0x20 bit set, the letters'
+// two cases alike.
+func classPair(x uint32) uint32 {
+	f := x | 0x2020
+	return f&0x3f | f>>2&0xfc0
 }
 
 // scan calls hit for every needle occurrence in s, in order of position.
@@ -183,59 +174,86 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 // scanRange is scan for the occurrences that start in s[from:to]; they
 // may end past to (the comparison reads s to its end). The ranges of a
 // partition of s together find what scan finds, in the same order.
+//
+// It reads s a word of eight bytes at a time, for the six starts whose
+// first three bytes the word holds. In a word of ASCII text each start
+// is looked up in tri; in a word with a byte beyond ASCII, its pair in
+// first. A start that passes is looked up in quad before the needles
+// are compared.
 func (ix *index) scanRange(s string, from, to int, hit func(n *needle, at int) bool) {
-	to = min(to, len(s))
-	if len(s) < 2 || from >= to {
-		return
-	}
-	skip, quad, short := ix.skip, &ix.quad, &ix.short
-	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	// The even pair at j covers the starts j-1 and j: the pairs from the
-	// even j at or before from to the one at to cover [from, to). The
-	// first pair and the last few are checked one by one against the
-	// range; the word loop reads pairs whose starts are all inside it.
-	j := from &^ 1
-	if j+1 < len(b) && skip[uint16(b[j])|uint16(b[j+1])<<8] != 0 && !ix.startsNear(s, j, from, to, hit) {
-		return
-	}
-	j += 2
+	to = min(to, len(s)-1) // a needle has two bytes or more
+	k := from
 	base := unsafe.Pointer(unsafe.StringData(s))
-	for last := min(len(b)-2, to+1) - 8; j <= last; j += 8 {
-		x := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, j))[:]) // j+8 <= len(b)
-		p0, p1, p2, p3 := uint16(x), uint16(x>>16), uint16(x>>32), uint16(x>>48)
-		// Bit i of m: a needle may start at j-1+i.
-		m := uint64(skip[p0]) | uint64(skip[p1])<<2 | uint64(skip[p2])<<4 | uint64(skip[p3])<<6
-		for m != 0 {
-			k := j - 1 + bits.TrailingZeros64(m)
-			m &= m - 1
-			// maybe, by hand.
-			x := binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(base, k))[:]) // k+4 <= j+10 <= len(b)
-			h, p := quadHash(x), uint16(x)
-			if (quad[h>>6]&(1<<(h&63)) != 0 && ix.quad2Bit(x) || short[p>>6]&(1<<(p&63)) != 0 && ix.maybeShort(x)) && !ix.at(s, k, hit) {
-				return
+	t := &ix.tri
+	for ; k+8 <= len(s) && k+6 <= to; k += 6 {
+		w := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, k))[:]) // k+8 <= len(s)
+		if w&(l8*0x80) != 0 {
+			for m := ix.firstMask(w); m != 0; m &= m - 1 {
+				if !ix.check(s, k+bits.TrailingZeros64(m), hit) {
+					return
+				}
 			}
+			continue
 		}
-	}
-	for ; j+1 < len(b) && j <= to; j += 2 {
-		if skip[uint16(b[j])|uint16(b[j+1])<<8] != 0 && !ix.startsNear(s, j, from, to, hit) {
+		// The six starts, by hand: tri's bit of each (triHashes).
+		v := triHashes(w | l8*0x20)
+		if t[v>>6&0x7f]>>(v&63)&1 != 0 && !ix.check(s, k, hit) {
+			return
+		}
+		if t[v>>14&0x7f]>>(v>>8&63)&1 != 0 && !ix.check(s, k+1, hit) {
+			return
+		}
+		if t[v>>22&0x7f]>>(v>>16&63)&1 != 0 && !ix.check(s, k+2, hit) {
+			return
+		}
+		if t[v>>30&0x7f]>>(v>>24&63)&1 != 0 && !ix.check(s, k+3, hit) {
+			return
+		}
+		if t[v>>38&0x7f]>>(v>>32&63)&1 != 0 && !ix.check(s, k+4, hit) {
+			return
+		}
+		if t[v>>46&0x7f]>>(v>>40&63)&1 != 0 && !ix.check(s, k+5, hit) {
 			return
 		}
 	}
-	if k := len(s) - 2; len(s)%2 == 1 && k >= from && k < to {
-		ix.at(s, k, hit) // the one start no even pair covers
+	for ; k < to; k++ {
+		if !ix.check(s, k, hit) {
+			return
+		}
 	}
 }
 
-// startsNear checks the starts j-1 and j that lie in [from, to), for an
-// even j whose pair has its skip bit; false when hit stopped the scan.
-func (ix *index) startsNear(s string, j, from, to int, hit func(n *needle, at int) bool) bool {
-	if j > from && j <= to && ix.maybeAt(s, j-1) && !ix.at(s, j-1, hit) {
-		return false
+// check calls hit for every needle that starts at s[at] when maybeAt
+// passes it; false when hit stopped the scan.
+func (ix *index) check(s string, at int, hit func(n *needle, at int) bool) bool {
+	return !ix.maybeAt(s, at) || ix.at(s, at, hit)
+}
+
+// triHashes hashes the three bytes from each byte i < 6 of w into the 14
+// bits of its result from bit 8i: each of its bits is the exclusive or
+// of three bits of the three bytes.
+func triHashes(w uint64) uint64 { return w ^ w>>7 ^ w>>10 }
+
+// firstMask returns the starts in a word of any text (little-endian) a
+// needle may start at: bit i for the pair from byte i, i < 6, when it is
+// in first.
+func (ix *index) firstMask(w uint64) (m uint64) {
+	for i := range 6 {
+		p := uint16(w >> (8 * i))
+		m |= ix.first[p>>6] >> (p & 63) & 1 << i
 	}
-	if j >= from && j < to && ix.maybeAt(s, j) {
-		return ix.at(s, j, hit)
-	}
-	return true
+	return m
+}
+
+// quadMul is the multiplier of quad's hash (Fibonacci hashing: 2^64
+// over the golden ratio); its high bits are mixed well.
+const quadMul = 0x9E3779B97F4A7C15
+
+// addTri sets the bit of the three low bytes of x in tri, with their
+// 0x20 bits set.
+func (ix *index) addTri(x uint64) {
+	h := triHashes(x | l8*0x20)
+	ix.tri[h>>6&0x7f] |= 1 << (h & 63)
 }
 
 // maybeAt reports whether a needle may start at s[at] (see maybe); near
@@ -246,21 +264,25 @@ func (ix *index) maybeAt(s string, at int) bool {
 
 // maybe reports whether a needle may start with the four bytes x
 // (little-endian): they, or their first three or two followed by 0xff
-// where a short needle starts with their pair, have their bit in quad.
+// where a short needle starts with their pair, have their bits in quad.
 func (ix *index) maybe(x uint32) bool {
-	h, p := quadHash(x), uint16(x)
-	return ix.quad[h>>6]&(1<<(h&63)) != 0 && ix.quad2Bit(x) || ix.short[p>>6]&(1<<(p&63)) != 0 && ix.maybeShort(x)
+	if ix.quadBits(x) {
+		return true
+	}
+	p := classPair(x)
+	return ix.short[p>>6]&(1<<(p&63)) != 0 && (ix.quadBits(x|0xff<<24) || ix.quadBits(x|0xffff<<16))
 }
 
-func (ix *index) quad2Bit(x uint32) bool {
-	h := quadHash2(x)
-	return ix.quad2[h>>6]&(1<<(h&63)) != 0
+// quadBits reports whether x has both its bits in quad.
+func (ix *index) quadBits(x uint32) bool {
+	h := quadHash(x)
+	t := ix.quad[h>>56]
+	return t>>(h>>50&63)&1 != 0 && t>>(h>>44&63)&1 != 0
 }
 
-func (ix *index) maybeShort(x uint32) bool {
-	x3, x2 := x|0xff<<24, x|0xffff<<16
-	h3, h2 := quadHash(x3), quadHash(x2)
-	return ix.quad[h3>>6]&(1<<(h3&63)) != 0 && ix.quad2Bit(x3) || ix.quad[h2>>6]&(1<<(h2&63)) != 0 && ix.quad2Bit(x2)
+func (ix *index) addQuad(x uint32) {
+	h := quadHash(x)
+	ix.quad[h>>56] |= 1<<(h>>50&63) | 1<<(h>>44&63)
 }
 
 // at calls hit for every needle that starts at s[at] (at+2 <= len(s));
@@ -300,16 +322,11 @@ func (ix *index) at(s string, at int, hit func(n *needle, at int) bool) bool {
 	return true
 }
 
-// quadHash hashes four bytes (little-endian in x) into 16 bits, each
-// byte with its 0x20 bit set (lower-cased, and some other bytes with
-// them: the hash only filters).
-func quadHash(x uint32) uint16 {
-	return uint16(((x | 0x20202020) * 2654435761) >> 16)
-}
-
-// quadHash2 is quadHash with an independent multiplier.
-func quadHash2(x uint32) uint16 {
-	return uint16((uint64(x|0x20202020) * 0x9E3779B97F4A7C15) >> 48)
+// quadHash hashes four bytes (little-endian in x), each byte with its
+// 0x20 bit set (lower-cased, and some other bytes with them: the hash
+// only filters).
+func quadHash(x uint32) uint64 {
+	return uint64(x|0x20202020) * quadMul
 }
 
 // equalFoldLower reports whether s equals lower (already lower case) under

@@ -66,10 +66,11 @@ func FuzzPrefilter(f *testing.F) {
 	})
 }
 
-// FuzzIndexScan: the index, which reads every other byte pair, finds
-// every needle occurrence a naive search finds, in order.
+// FuzzIndexScan: the index, which reads hashes of a start's first bytes,
+// finds every needle occurrence a naive search finds, in order.
 func FuzzIndexScan(f *testing.F) {
-	for _, s := range []string{"q~", "xq~", "a.eyJ", "xsk", "ghp_Ab1Ab1", "-----BEGIN", "x-----BEGIN", "curl", "xcurl", "sk"} {
+	for _, s := range []string{"q~", "xq~", "a.eyJ", "xsk", "ghp_Ab1Ab1", "-----BEGIN", "x-----BEGIN", "curl", "xcurl", "sk",
+		"abcdefsk", "abcdesk_", "abcdefgs.", "\u00fcsk curl", "ab\u00adcd sk", "Ghp_ghP_", "xxxxxx\u00fccurl"} {
 		f.Add(s)
 	}
 	sc, err := New(Options{Known: []Known{{Source: "T", Value: "ghp_" + strings.Repeat("Ab1", 12)}, {Source: "P", Value: "correct horse battery staple"}}})
