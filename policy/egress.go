@@ -43,15 +43,22 @@ import (
 // the labels of its tool, and private when a credential was redacted
 // from it (see learnResult).
 func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
+	return s.EgressAfter(m, call, 0)
+}
+
+// EgressAfter is Egress for a message whose first head bytes a HeadCheck
+// found free of what links.ImageMarked looks for, as it judged them while
+// the rest of the line arrived (HeadCheck.Done). The verdict is Egress's.
+func (s *Session) EgressAfter(m *message.Message, call *Call, head int) ([]byte, []Rewrite, error) {
 	j := s.now()
-	out, rewrites, err := j.egress(m, call)
+	out, rewrites, err := j.egress(m, call, head)
 	if err == nil && call != nil && m.Kind == message.Response && m.Result != nil && !(call.Task && call.Method == "tools/call") {
 		j.learnResult(call, rewrites)
 	}
 	return out, rewrites, err
 }
 
-func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
+func (s judge) egress(m *message.Message, call *Call, head int) ([]byte, []Rewrite, error) {
 	if m.Kind != message.Response {
 		if err := checkRouting(m); err != nil {
 			return nil, nil, err
@@ -61,7 +68,7 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 	// The member names the checks below look for: the parser's record
 	// for m's own text, searched again in a text egress rewrote.
 	members := m.Members()
-	early := s.judgeEarly(m, call, esc, members)
+	early := s.judgeEarly(m, call, esc, members, head)
 	defer early.wait() // nothing reads m.Raw once egress returns
 	if m.Kind == message.Response && m.Result != nil && members&message.MemberInputRequests != 0 {
 		if reason := s.inputRequests(m.Result); reason != "" {
@@ -81,7 +88,7 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 			if raw, rewrites, err = s.toolsList(m); err != nil {
 				return nil, nil, err
 			}
-			plain, esc = false, rawjson.ScanEscapes(raw)
+			plain, esc, head = false, rawjson.ScanEscapes(raw), 0
 			members = message.MembersIn(raw, esc)
 		case "tools/call":
 			rules = s.policy().egressFor(call.Tool)
@@ -99,7 +106,7 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 				return nil, nil, err
 			}
 			if out != nil {
-				raw, plain, esc = out, false, rawjson.ScanEscapes(out)
+				raw, plain, esc, head = out, false, rawjson.ScanEscapes(out), 0
 				members = message.MembersIn(raw, esc)
 			}
 		}
@@ -112,7 +119,7 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 	case early != nil:
 		clean = early.wait()
 	case len(rules) == 0:
-		clean = unchanged(raw, esc, members, plain, ef)
+		clean = unchanged(raw, esc, members, plain, head, ef)
 	}
 	if clean {
 		return raw, rewrites, nil
@@ -132,21 +139,22 @@ func (s judge) egress(m *message.Message, call *Call) ([]byte, []Rewrite, error)
 // change or judge (plain: the parser found every string plain, see
 // message.Message.TextPlain; else needsText), and ef's secrets and links
 // checks find nothing (esc are raw's escapes, members the names of
-// message.MemberSet it may have). The text check goes first, so that a
+// message.MemberSet it may have; a HeadCheck found no image marker in its
+// first head bytes). The text check goes first, so that a
 // message it sends to be rewritten is not scanned for secrets and links
 // as well. A message of concurrentMin bytes or more then has its links
 // and its secrets judged at once, the links on a goroutine of their own
 // beside the secrets check, which splits its own work further.
-func unchanged(raw []byte, esc rawjson.Escapes, members message.MemberSet, plain bool, ef egressFilter) bool {
+func unchanged(raw []byte, esc rawjson.Escapes, members message.MemberSet, plain bool, head int, ef egressFilter) bool {
 	if !plain && needsText(raw) {
 		return false
 	}
 	if len(raw) < concurrentMin || ef.lf == nil || runtime.GOMAXPROCS(0) < 2 {
-		return ef.linksClean(raw, esc, members) && ef.secretsClean(raw, esc)
+		return ef.linksClean(raw, esc, members, head) && ef.secretsClean(raw, esc)
 	}
 	var links bool
 	var wg sync.WaitGroup
-	wg.Go(func() { links = ef.linksClean(raw, esc, members) })
+	wg.Go(func() { links = ef.linksClean(raw, esc, members, head) })
 	clean := ef.secretsClean(raw, esc)
 	wg.Wait()
 	return clean && links
@@ -169,7 +177,7 @@ type earlyVerdict struct {
 // bytes or more that egress forwards as it is when nothing in it can
 // change: a tools/call or tasks/result result no egress rule rewrites.
 // It returns nil for any other message.
-func (s judge) judgeEarly(m *message.Message, call *Call, esc rawjson.Escapes, members message.MemberSet) *earlyVerdict {
+func (s judge) judgeEarly(m *message.Message, call *Call, esc rawjson.Escapes, members message.MemberSet, head int) *earlyVerdict {
 	if len(m.Raw) < concurrentMin || runtime.GOMAXPROCS(0) < 2 || call == nil || m.Kind != message.Response || m.Result == nil {
 		return nil
 	}
@@ -188,7 +196,7 @@ func (s judge) judgeEarly(m *message.Message, call *Call, esc rawjson.Escapes, m
 	}
 	a := &earlyVerdict{ch: make(chan bool, 1)}
 	raw, plain, ef := m.Raw, m.TextPlain, p.egressFilterFor(callTool(call))
-	go func() { a.ch <- unchanged(raw, esc, members, plain, ef) }()
+	go func() { a.ch <- unchanged(raw, esc, members, plain, head, ef) }()
 	return a
 }
 

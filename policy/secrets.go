@@ -218,15 +218,16 @@ func (p *Policy) egressFilterFor(tool string) egressFilter {
 
 // linksClean reports whether the links filter can change no string of
 // the raw message; esc are its escapes (rawjson.ScanEscapes), members
-// the names of message.MemberSet it may have.
-func (ef egressFilter) linksClean(raw []byte, esc rawjson.Escapes, members message.MemberSet) bool {
+// the names of message.MemberSet it may have, head how many of its first
+// bytes a HeadCheck found free of image markers.
+func (ef egressFilter) linksClean(raw []byte, esc rawjson.Escapes, members message.MemberSet, head int) bool {
 	if ef.lf == nil || len(raw) == 0 {
 		return true
 	}
 	if ef.lf.RemovesImages() && members&message.MemberIcons != 0 || ef.lf.NeutralisesLinks() && members&message.MemberURI != 0 {
 		return false // an icon's src or a resource link's uri: see urlMember
 	}
-	return ef.lf.RawCleanEscapes(raw, esc)
+	return ef.lf.RawCleanAfter(raw, esc, head)
 }
 
 // secretsClean reports whether the secrets check can change no string of

@@ -28,11 +28,14 @@ type lineReader struct {
 	br     *bufio.Reader // reads src
 	max    int
 	direct int // bytes of one read of a long line (see readLong)
-	buf    []byte
-	prefix []byte // the first bytes of the last over-long line
-	taken  int    // lines returned since drained last reported true
-	held   int    // lines returned since drained or due last reported true
-	paused int    // batches to go without pieces (see pieceTook)
+	// arrived, when set, is given the head of a long line after each
+	// read of it that did not reach its end (see policy.HeadCheck).
+	arrived func(head []byte)
+	buf     []byte
+	prefix  []byte // the first bytes of the last over-long line
+	taken   int    // lines returned since drained last reported true
+	held    int    // lines returned since drained or due last reported true
+	paused  int    // batches to go without pieces (see pieceTook)
 }
 
 // passOn is how many lines a relay loop takes from a longer batch before it
@@ -182,6 +185,9 @@ func (l *lineReader) readLong() (line []byte, done bool, err error) {
 			return l.buf, true, nil
 		}
 		l.buf = l.buf[:len(l.buf)+n]
+		if n > 0 && l.arrived != nil && len(l.buf) <= l.max {
+			l.arrived(l.buf)
+		}
 		switch {
 		case rerr != nil && len(l.buf) > l.max:
 			// over, as the loop's head says

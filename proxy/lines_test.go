@@ -172,14 +172,23 @@ func (p *piecewise) Read(b []byte) (int, error) {
 }
 
 // checkLines reads every line of in from lr (which reads src) and holds
-// them to bytes.Split's, as FuzzLineReader says.
+// them to bytes.Split's, as FuzzLineReader says; the heads of a long
+// line it hands on as it reads are longer and longer starts of that line.
 func checkLines(t *testing.T, lr *lineReader, src *piecewise, in []byte, max int) {
 	t.Helper()
 	want := bytes.Split(in, []byte("\n"))
 	if len(want) > 0 && len(want[len(want)-1]) == 0 {
 		want = want[:len(want)-1]
 	}
-	for i := 0; ; i++ {
+	i, heads := 0, 0
+	lr.arrived = func(head []byte) { // each a longer start of the line being read
+		if i >= len(want) || len(head) <= heads || len(head) > max || !bytes.HasPrefix(want[i], head) {
+			t.Fatalf("line %d: a head of %d bytes that is not its start, after one of %d", i, len(head), heads)
+		}
+		heads = len(head)
+	}
+	for ; ; i++ {
+		heads = 0
 		has, reads := lr.hasLine(), src.reads
 		line, err := lr.next()
 		if has && src.reads != reads {

@@ -105,6 +105,9 @@ type relay struct {
 	// ingressArrived and egressArrived are when the line each loop is
 	// judging was read; set only when tel is not nil.
 	ingressArrived, egressArrived time.Time
+	// egressHead is what the egress loop's HeadCheck found in the line
+	// it is judging (see policy.Session.EgressAfter).
+	egressHead int
 }
 
 // Run starts the server and relays until the server has exited and its
@@ -554,6 +557,9 @@ func (r *relay) logVerdict(m *message.Message, v policy.Verdict) {
 // output ends.
 func (r *relay) egress() {
 	lines := newLineReader(r.server.stdout, r.cfg.MaxResponseBytes)
+	// A long result's head is judged as it arrives.
+	var head policy.HeadCheck
+	lines.arrived = head.Arrived
 	var m message.Message // reused, as in ingress
 	var batches batchCounter
 	for {
@@ -567,6 +573,7 @@ func (r *relay) egress() {
 			lines.piece(r.flushToAgent)
 		}
 		line, err := lines.next()
+		r.egressHead = head.Done()
 		r.memory.read(len(line))
 		switch {
 		case err == errTooLong:
@@ -636,7 +643,7 @@ func (r *relay) fromServer(m *message.Message) {
 		// agent sends later answers nothing.
 		r.serverReqs.take(message.KeyOf(m.RequestID))
 	}
-	out, rewrites, err := r.session.Egress(m, call)
+	out, rewrites, err := r.session.EgressAfter(m, call, r.egressHead)
 	if err != nil {
 		r.log.Log(eventlog.Event{Level: zerolog.WarnLevel, Event: eventlog.EventDropped, Direction: eventlog.Egress,
 			Method: m.Method, ID: logID(m.ID), Action: eventlog.ActionDropped, Message: err.Error()})

@@ -82,7 +82,7 @@ func (f *Filter) Apply(s string) (string, []Removal) {
 	if f == nil || !f.mayHold(s) {
 		return s, nil
 	}
-	if mayHoldMarkdown(s, f.links) && tooCostly(s) {
+	if mayHoldMarkdown(s, 0, len(s), f.links) && tooCostly(s) {
 		return WholeStandIn, []Removal{{Kind: "content", Host: "(several)"}}
 	}
 	var removed []Removal
@@ -103,11 +103,11 @@ func (f *Filter) Apply(s string) (string, []Removal) {
 func (f *Filter) findAll(s string) ([]edit, []Removal) {
 	var edits []edit
 	var rs []Removal
-	if mayHoldHTML(s, f.links) {
+	if mayHoldHTML(s, 0, len(s), f.links) {
 		e, r := f.html(s)
 		edits, rs = append(edits, e...), append(rs, r...)
 	}
-	if mayHoldMarkdown(s, f.links) {
+	if mayHoldMarkdown(s, 0, len(s), f.links) {
 		e, r := f.markdown(s)
 		edits, rs = append(edits, e...), append(rs, r...)
 	}
@@ -141,16 +141,38 @@ func applyEdits(s string, edits []edit) string {
 // mayHold is the cheap test: text with none of the markers of an image,
 // a resource-loading tag or (when neutralising) a link needs no parsing.
 func (f *Filter) mayHold(s string) bool {
-	return mayHoldMarkdown(s, f.links) || mayHoldHTML(s, f.links)
+	return mayHoldIn(s, 0, len(s), f.links)
 }
 
-// mayHoldMarkdown reports whether s may hold a markdown image, or with
-// links, a link or an autolink.
-func mayHoldMarkdown(s string, links bool) bool {
-	if strings.Contains(s, "![") {
+// mayHoldIn reports whether one of mayHold's markers starts in s[from:to];
+// it reads s[from-MarkReach:to+MarkReach] at most, so the markers that
+// start in parts of a text that cover it are those of the whole text.
+func mayHoldIn(s string, from, to int, links bool) bool {
+	return mayHoldMarkdown(s, from, to, links) || mayHoldHTML(s, from, to, links)
+}
+
+// MarkReach bounds what decides whether a marker starts at a byte: the
+// MarkReach bytes before it (a CSS escape before a "(") and after it (a
+// tag's name after a "<", and the byte that ends it).
+const MarkReach = 16
+
+// ImageMarked reports whether a marker that RawClean looks for in a
+// filter that keeps links (of a markdown image, a tag that loads
+// something, a CSS url()) starts in head[from:to]. head may be the start
+// of a longer text, as it arrives: the verdict is the whole text's when
+// to+MarkReach <= len(head) (or head is the whole text).
+func ImageMarked(head string, from, to int) bool {
+	return mayHoldIn(head, from, to, false)
+}
+
+// mayHoldMarkdown reports whether a markdown image, or with links, a link
+// or an autolink, may start in s[from:to].
+func mayHoldMarkdown(s string, from, to int, links bool) bool {
+	pair := s[from:min(len(s), to+1)] // a pair that starts before to
+	if strings.Contains(pair, "![") {
 		return true // inline and reference images alike start with ![
 	}
-	return links && (strings.Contains(s, "](") || strings.Contains(s, "][") || strings.Contains(s, "]") || strings.Contains(s, ":"))
+	return links && (strings.Contains(pair, "](") || strings.Contains(pair, "][") || strings.Contains(s[from:to], "]") || strings.Contains(s[from:to], ":"))
 }
 
 // tagMarkers are the tags that load something (lower case; matched
@@ -161,11 +183,11 @@ var tagMarkers = []string{"img", "image", "source", "input", "video", "audio", "
 	"iframe", "frame", "link", "script", "style", "track", "use", "feimage", "body", "table",
 	"td", "th"}
 
-// mayHoldHTML reports whether s may hold a tag that loads something, a CSS
-// url(), or (links) an <a> tag.
-func mayHoldHTML(s string, links bool) bool {
-	for i := 0; ; {
-		j := strings.IndexByte(s[i:], '<')
+// mayHoldHTML reports whether a tag that loads something, a CSS url(), or
+// (links) an <a> tag may start in s[from:to].
+func mayHoldHTML(s string, from, to int, links bool) bool {
+	for i := from; ; {
+		j := strings.IndexByte(s[i:to], '<')
 		if j < 0 {
 			break
 		}
@@ -174,8 +196,8 @@ func mayHoldHTML(s string, links bool) bool {
 			return true
 		}
 	}
-	for i := 0; ; {
-		j := strings.IndexByte(s[i:], '(')
+	for i := from; ; {
+		j := strings.IndexByte(s[i:to], '(')
 		if j < 0 {
 			return false
 		}
@@ -268,11 +290,22 @@ func (f *Filter) RawClean(raw []byte) bool {
 // RawCleanEscapes is RawClean for a caller that has read the escapes of
 // raw already (esc must be rawjson.ScanEscapes of raw).
 func (f *Filter) RawCleanEscapes(raw []byte, esc rawjson.Escapes) bool {
+	return f.RawCleanAfter(raw, esc, 0)
+}
+
+// RawCleanAfter is RawCleanEscapes for raw in whose first head bytes no
+// marker starts that ImageMarked finds (as it found on raw's head while
+// the rest arrived). A filter that neutralises links looks for more, and
+// reads all of raw.
+func (f *Filter) RawCleanAfter(raw []byte, esc rawjson.Escapes, head int) bool {
 	if f == nil || len(raw) == 0 {
 		return true
 	}
+	if f.links {
+		head = 0
+	}
 	s := unsafe.String(&raw[0], len(raw))
-	if f.mayHold(s) {
+	if mayHoldIn(s, head, len(s), f.links) {
 		return false
 	}
 	clean := true

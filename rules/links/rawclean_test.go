@@ -67,3 +67,43 @@ func FuzzRawClean(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMarksInParts: the markers that start in the parts of a text are the
+// whole text's, and ImageMarked judges the head of a text as it arrives
+// as it judges the whole text once MarkReach bytes past the head are in.
+// It stops a split judgement (a result judged while it is read) that
+// misses an image cut in two by the edge of what has arrived.
+func FuzzMarksInParts(f *testing.F) {
+	for _, s := range append(hostileImages, "x <img src=a>", "<iframe", "<feImage href=x>", "![a](b)",
+		"[x](https://evil.example/)", `background:url(x)`, `a \75 rl(x)`, `image-set(x)`, "<a href=x>", "x:y]") {
+		for _, cut := range []uint16{0, 1, 2, 3, 5, 8, 13} {
+			f.Add(s, cut)
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string, cut uint16) {
+		n := len(s)
+		k := min(int(cut), n)
+		for _, links := range []bool{false, true} {
+			whole := mayHoldIn(s, 0, n, links)
+			if parts := mayHoldIn(s, 0, k, links) || mayHoldIn(s, k, n, links); parts != whole {
+				t.Fatalf("links %v, cut at %d: parts %v, whole %v", links, k, parts, whole)
+			}
+		}
+		head := s[:min(n, k+MarkReach)]
+		if got, want := ImageMarked(head, 0, k), ImageMarked(s, 0, k); got != want {
+			t.Fatalf("head of %d bytes, judged to %d: %v, whole text %v", len(head), k, got, want)
+		}
+	})
+}
+
+// TestMarkReach: MarkReach covers what mayHold reads around a marker.
+func TestMarkReach(t *testing.T) {
+	for _, m := range tagMarkers {
+		if 1+len(m)+1 > MarkReach { // "<", the name, the byte that ends it
+			t.Errorf("<%s and the byte after it are past MarkReach", m)
+		}
+	}
+	if 12 > MarkReach { // the CSS escape before a "("
+		t.Error("the CSS escape before a ( is past MarkReach")
+	}
+}
