@@ -37,11 +37,17 @@ type index struct {
 	// ASCII third byte), each byte with its 0x20 bit set: a start in
 	// ASCII text costs a load and a bit test.
 	tri [128]uint64
-	// first has a bit for every byte pair (little-endian, as a word
-	// loaded from the text holds it) that starts a needle, in every case
-	// of a folded needle's letters: the filter where a byte beyond ASCII
-	// is near.
-	first *[1 << 16 / 64]uint64
+	// skip says, for every byte pair, where a needle may start around
+	// it: startHere (it is a needle's first pair) and startBefore (it is
+	// a needle's second pair, or a two-byte needle's second byte starts
+	// it). A needle starts at j or j-1 only where the pair at an even j
+	// has one of them, so scanPairs reads every other pair, and tests
+	// only the starts they name. Its pairs are little-endian (the first
+	// byte low), as a word loaded from the text holds them. A byte a
+	// pair, not two bits: the four lookups a word are a load each. It is
+	// the filter of long texts (64 KiB that stay in the caches) and of
+	// the words beyond ASCII in short ones.
+	skip *[1 << 16]byte
 	// quad is a Bloom filter of the first four bytes of every needle,
 	// of a three-byte needle's bytes followed by 0xff and of a two-byte
 	// needle's followed by two (quadHash): two bits in one of its words.
@@ -83,7 +89,7 @@ func caseVariants(c byte, fold bool) []byte {
 }
 
 func newIndex(needles []needle) *index {
-	ix := &index{slot: new([1 << 16]uint16), first: new([1 << 16 / 64]uint64), needles: needles, same: make([]int32, len(needles))}
+	ix := &index{slot: new([1 << 16]uint16), skip: new([1 << 16]byte), needles: needles, same: make([]int32, len(needles))}
 	last := map[needle]int32{} // the last needle of each text, owner 0
 	for i, n := range needles {
 		ix.same[i] = -1
@@ -92,8 +98,18 @@ func newIndex(needles []needle) *index {
 		}
 		for _, a := range caseVariants(n.text[0], n.fold) {
 			for _, b := range caseVariants(n.text[1], n.fold) {
-				p := uint16(a) | uint16(b)<<8
-				ix.first[p>>6] |= 1 << (p & 63)
+				ix.setSkip(a, b, startHere)
+			}
+		}
+		for _, b := range caseVariants(n.text[1], n.fold) {
+			if len(n.text) == 2 {
+				for c := range 256 {
+					ix.setSkip(b, byte(c), startBefore)
+				}
+				continue
+			}
+			for _, c := range caseVariants(n.text[2], n.fold) {
+				ix.setSkip(b, c, startBefore)
 			}
 		}
 		if len(n.text) < 4 {
@@ -157,6 +173,17 @@ func lower8(x uint64) uint64 {
 	return x | upper>>2
 }
 
+// The bits of a skip entry: a needle may start at the pair, one byte
+// before it.
+const (
+	startBefore = 1
+	startHere   = 2
+)
+
+func (ix *index) setSkip(a, b byte, bit byte) {
+	ix.skip[uint16(a)|uint16(b)<<8] |= bit
+}
+
 // classPair is the index in short of the pair at the low bytes of x:
 // the low six bits of each byte with its 0x20 bit set, the letters'
 // two cases alike.
@@ -173,14 +200,29 @@ func (ix *index) scan(s string, hit func(n *needle, at int) bool) {
 
 // scanRange is scan for the occurrences that start in s[from:to]; they
 // may end past to (the comparison reads s to its end). The ranges of a
-// partition of s together find what scan finds, in the same order.
-//
-// It reads s a word of eight bytes at a time, for the six starts whose
-// first three bytes the word holds. In a word of ASCII text each start
-// is looked up in tri; in a word with a byte beyond ASCII, its pair in
-// first. A start that passes is looked up in quad before the needles
-// are compared.
+// partition of s together find what scan finds, in the same order. A
+// range of up to shortScan bytes is read by scanStarts, which reads few
+// cache lines, a longer one by scanPairs, which costs fewer instructions
+// a byte.
 func (ix *index) scanRange(s string, from, to int, hit func(n *needle, at int) bool) {
+	if to-from > shortScan {
+		ix.scanPairs(s, from, to, hit)
+		return
+	}
+	ix.scanStarts(s, from, to, hit)
+}
+
+// shortScan is the longest range scanStarts reads: the bench's messages
+// and most calls' (a few hundred bytes) are far shorter; past a few KiB
+// scanPairs's instructions cost more than its table's cache lines.
+const shortScan = 2 << 10
+
+// scanStarts is scanRange reading s a word of eight bytes at a time, for
+// the six starts whose first three bytes the word holds. In a word of
+// ASCII text each start is looked up in tri (1 KiB); in a word with a
+// byte beyond ASCII, its pair in skip. A start that passes is looked up
+// in quad before the needles are compared.
+func (ix *index) scanStarts(s string, from, to int, hit func(n *needle, at int) bool) {
 	to = min(to, len(s)-1) // a needle has two bytes or more
 	k := from
 	base := unsafe.Pointer(unsafe.StringData(s))
@@ -188,8 +230,8 @@ func (ix *index) scanRange(s string, from, to int, hit func(n *needle, at int) b
 	for ; k+8 <= len(s) && k+6 <= to; k += 6 {
 		w := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, k))[:]) // k+8 <= len(s)
 		if w&(l8*0x80) != 0 {
-			for m := ix.firstMask(w); m != 0; m &= m - 1 {
-				if !ix.check(s, k+bits.TrailingZeros64(m), hit) {
+			for p := k; p < k+6; p++ {
+				if ix.skip[uint16(w>>(8*(p-k)))]&startHere != 0 && !ix.check(s, p, hit) {
 					return
 				}
 			}
@@ -223,6 +265,57 @@ func (ix *index) scanRange(s string, from, to int, hit func(n *needle, at int) b
 	}
 }
 
+// scanPairs is scanRange reading every other byte pair of s in skip.
+func (ix *index) scanPairs(s string, from, to int, hit func(n *needle, at int) bool) {
+	to = min(to, len(s))
+	if len(s) < 2 || from >= to {
+		return
+	}
+	skip := ix.skip
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	// The even pair at j covers the starts j-1 and j: the pairs from the
+	// even j at or before from to the one at to cover [from, to). The
+	// first pair and the last few are checked one by one against the
+	// range; the word loop reads pairs whose starts are all inside it.
+	j := from &^ 1
+	if j+1 < len(b) && skip[uint16(b[j])|uint16(b[j+1])<<8] != 0 && !ix.startsNear(s, j, from, to, hit) {
+		return
+	}
+	j += 2
+	base := unsafe.Pointer(unsafe.StringData(s))
+	for last := min(len(b)-2, to+1) - 8; j <= last; j += 8 {
+		x := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, j))[:]) // j+8 <= len(b)
+		p0, p1, p2, p3 := uint16(x), uint16(x>>16), uint16(x>>32), uint16(x>>48)
+		// Bit i of m: a needle may start at j-1+i.
+		m := uint64(skip[p0]) | uint64(skip[p1])<<2 | uint64(skip[p2])<<4 | uint64(skip[p3])<<6
+		for m != 0 {
+			k := j - 1 + bits.TrailingZeros64(m)
+			m &= m - 1
+			x := binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(base, k))[:]) // k+4 <= j+10 <= len(b)
+			if ix.maybe(x) && !ix.at(s, k, hit) {
+				return
+			}
+		}
+	}
+	for ; j+1 < len(b) && j <= to; j += 2 {
+		if skip[uint16(b[j])|uint16(b[j+1])<<8] != 0 && !ix.startsNear(s, j, from, to, hit) {
+			return
+		}
+	}
+	if k := len(s) - 2; len(s)%2 == 1 && k >= from && k < to {
+		ix.at(s, k, hit) // the one start no even pair covers
+	}
+}
+
+// startsNear checks the starts j-1 and j that lie in [from, to), for an
+// even j whose pair has its skip bit; false when hit stopped the scan.
+func (ix *index) startsNear(s string, j, from, to int, hit func(n *needle, at int) bool) bool {
+	if j > from && j <= to && !ix.check(s, j-1, hit) {
+		return false
+	}
+	return j < from || j >= to || ix.check(s, j, hit)
+}
+
 // check calls hit for every needle that starts at s[at] when maybeAt
 // passes it; false when hit stopped the scan.
 func (ix *index) check(s string, at int, hit func(n *needle, at int) bool) bool {
@@ -233,17 +326,6 @@ func (ix *index) check(s string, at int, hit func(n *needle, at int) bool) bool 
 // bits of its result from bit 8i: each of its bits is the exclusive or
 // of three bits of the three bytes.
 func triHashes(w uint64) uint64 { return w ^ w>>7 ^ w>>10 }
-
-// firstMask returns the starts in a word of any text (little-endian) a
-// needle may start at: bit i for the pair from byte i, i < 6, when it is
-// in first.
-func (ix *index) firstMask(w uint64) (m uint64) {
-	for i := range 6 {
-		p := uint16(w >> (8 * i))
-		m |= ix.first[p>>6] >> (p & 63) & 1 << i
-	}
-	return m
-}
 
 // quadMul is the multiplier of quad's hash (Fibonacci hashing: 2^64
 // over the golden ratio); its high bits are mixed well.

@@ -66,8 +66,8 @@ func FuzzPrefilter(f *testing.F) {
 	})
 }
 
-// FuzzIndexScan: the index, which reads hashes of a start's first bytes,
-// finds every needle occurrence a naive search finds, in order.
+// FuzzIndexScan: the index's scans (by hashes of a start's first bytes,
+// by pairs) find every needle occurrence a naive search finds, in order.
 func FuzzIndexScan(f *testing.F) {
 	for _, s := range []string{"q~", "xq~", "a.eyJ", "xsk", "ghp_Ab1Ab1", "-----BEGIN", "x-----BEGIN", "curl", "xcurl", "sk",
 		"abcdefsk", "abcdesk_", "abcdefgs.", "\u00fcsk curl", "ab\u00adcd sk", "Ghp_ghP_", "xxxxxx\u00fccurl"} {
@@ -78,13 +78,12 @@ func FuzzIndexScan(f *testing.F) {
 		f.Fatal(err)
 	}
 	ix := sc.idx
+	scans := map[string]func(s string, from, to int, hit func(n *needle, at int) bool){
+		"scanRange": ix.scanRange, "scanStarts": ix.scanStarts, "scanPairs": ix.scanPairs,
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		type occ struct{ k, at int }
-		var got, want []occ
-		ix.scan(s, func(n *needle, at int) bool {
-			got = append(got, occ{int(n.owner), at})
-			return true
-		})
+		var want []occ
 		for at := 0; at+1 < len(s); at++ {
 			for k := range ix.needles {
 				n := &ix.needles[k]
@@ -97,31 +96,38 @@ func FuzzIndexScan(f *testing.F) {
 				}
 			}
 		}
-		if len(got) != len(want) {
-			t.Fatalf("scan found %v, naive search %v", got, want)
-		}
-		for i := range got {
-			if got[i].at != want[i].at {
-				t.Fatalf("scan found %v, naive search %v", got, want)
+		for name, scan := range scans {
+			var got []occ
+			scan(s, 0, len(s), func(n *needle, at int) bool {
+				got = append(got, occ{int(n.owner), at})
+				return true
+			})
+			if len(got) != len(want) {
+				t.Fatalf("%s found %v, naive search %v", name, got, want)
 			}
-		}
-		// Split anywhere, the ranges find the same, in the same order.
-		for _, cut := range []int{1, 2, 3, len(s) / 3, len(s) / 2, len(s) - 1} {
-			if cut <= 0 || cut >= len(s) {
-				continue
+			for i := range got {
+				if got[i].at != want[i].at {
+					t.Fatalf("%s found %v, naive search %v", name, got, want)
+				}
 			}
-			var parts []occ
-			for _, r := range [][2]int{{0, cut}, {cut, len(s)}} {
-				ix.scanRange(s, r[0], r[1], func(n *needle, at int) bool {
-					if at < r[0] || at >= r[1] {
-						t.Fatalf("scanRange(%d, %d) of %q reported %d", r[0], r[1], s, at)
-					}
-					parts = append(parts, occ{int(n.owner), at})
-					return true
-				})
-			}
-			if !slices.Equal(parts, got) {
-				t.Fatalf("split at %d, the ranges found %v, the whole scan %v", cut, parts, got)
+			// Split anywhere, the ranges find the same, in the same order.
+			for _, cut := range []int{1, 2, 3, len(s) / 3, len(s) / 2, len(s) - 1} {
+				if cut <= 0 || cut >= len(s) {
+					continue
+				}
+				var parts []occ
+				for _, r := range [][2]int{{0, cut}, {cut, len(s)}} {
+					scan(s, r[0], r[1], func(n *needle, at int) bool {
+						if at < r[0] || at >= r[1] {
+							t.Fatalf("%s(%d, %d) of %q reported %d", name, r[0], r[1], s, at)
+						}
+						parts = append(parts, occ{int(n.owner), at})
+						return true
+					})
+				}
+				if !slices.Equal(parts, got) {
+					t.Fatalf("%s split at %d, the ranges found %v, the whole scan %v", name, cut, parts, got)
+				}
 			}
 		}
 	})
