@@ -52,7 +52,8 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 func (s *Session) EgressAfter(m *message.Message, call *Call, head int) ([]byte, []Rewrite, error) {
 	j := s.now()
 	out, rewrites, err := j.egress(m, call, head)
-	if err == nil && call != nil && m.Kind == message.Response && m.Result != nil && !(call.Task && call.Method == "tools/call") {
+	if err == nil && call != nil && m.Kind == message.Response && m.Result != nil && !(call.Task && call.Method == "tools/call") &&
+		(j.policy().labelled || call.outside || len(rewrites) > 0) { // else learnResult learns nothing
 		j.learnResult(call, rewrites)
 	}
 	return out, rewrites, err
@@ -68,8 +69,11 @@ func (s judge) egress(m *message.Message, call *Call, head int) ([]byte, []Rewri
 	// The member names the checks below look for: the parser's record
 	// for m's own text, searched again in a text egress rewrote.
 	members := m.Members()
-	early := s.judgeEarly(m, call, esc, members, head)
-	defer early.wait() // nothing reads m.Raw once egress returns
+	var early *earlyVerdict
+	if len(m.Raw) >= concurrentMin {
+		early = s.judgeEarly(m, call, esc, members, head)
+		defer early.wait() // nothing reads m.Raw once egress returns
+	}
 	if m.Kind == message.Response && m.Result != nil && members&message.MemberInputRequests != 0 {
 		if reason := s.inputRequests(m.Result); reason != "" {
 			return nil, nil, errors.New(reason)

@@ -46,15 +46,19 @@ func (s judge) ingress(m *message.Message) Verdict {
 	if m.Kind != message.Request {
 		return Verdict{}
 	}
-	extra, rej := s.inputRoots(m)
-	if rej == nil {
-		var audit bool
-		if rej, audit = s.checkInputResponses(m); rej != nil {
-			v := Verdict{Rejection: rej, Audit: s.policy().Mode == Audit || audit, AsError: true, Code: jsonrpc2.CodeInvalidParams}
-			if m.Method == "tools/call" && !s.policy().RejectAsError {
-				v.AsError, v.Code = false, 0
+	var extra []string
+	var rej *message.Rejection
+	if m.InputResponses != nil { // else both judge nothing
+		extra, rej = s.inputRoots(m)
+		if rej == nil {
+			var audit bool
+			if rej, audit = s.checkInputResponses(m); rej != nil {
+				v := Verdict{Rejection: rej, Audit: s.policy().Mode == Audit || audit, AsError: true, Code: jsonrpc2.CodeInvalidParams}
+				if m.Method == "tools/call" && !s.policy().RejectAsError {
+					v.AsError, v.Code = false, 0
+				}
+				return v
 			}
-			return v
 		}
 	}
 	var asks []approval.Reason
@@ -65,7 +69,7 @@ func (s judge) ingress(m *message.Message) Verdict {
 		if rej = s.checkPin(pins.Tool, m.Name); rej == nil {
 			rej, asks = s.checkToolCall(m, extra)
 		}
-		if rej == nil {
+		if rej == nil && len(s.policy().flows) > 0 {
 			var ask bool
 			if rej, flowAudit, ask = s.checkFlows(m.Name); ask {
 				asks = append(asks, approval.Reason{Rule: rej.Rule, Reason: rej.Reason})

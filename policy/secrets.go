@@ -50,6 +50,12 @@ type secretsPolicy struct {
 
 	known    []secrets.Known
 	scanners map[string]*secrets.Scanner // by allow list
+
+	// filter is the egress filter of base, made with the scanners when
+	// planned; byTool: a tool entry has a secrets: block, so a tool's
+	// filter may differ from it (see egressFilterFor).
+	filter          egressFilter
+	planned, byTool bool
 }
 
 func defaultSecrets() *secretsPolicy {
@@ -125,9 +131,11 @@ func (p *Policy) learnSecrets(environ []string, lookup func(string) (string, boo
 	}
 	sp.scanners = map[string]*secrets.Scanner{}
 	settings := []secretsSettings{sp.base}
+	sp.byTool = false
 	for _, t := range p.tools {
 		if t.secrets != nil {
 			settings = append(settings, sp.base.merge(t.secrets))
+			sp.byTool = true
 		}
 	}
 	for _, st := range settings {
@@ -146,6 +154,7 @@ func (p *Policy) learnSecrets(environ []string, lookup func(string) (string, boo
 			r.check = sp.scanners[strings.Join(sp.base.allow, "\x00")]
 		}
 	}
+	sp.filter, sp.planned = p.filterOf(sp.base), true
 	return nil
 }
 
@@ -208,7 +217,14 @@ type egressFilter struct {
 }
 
 func (p *Policy) egressFilterFor(tool string) egressFilter {
-	st := p.secretsFor(tool)
+	if sp := p.secrets; sp.planned && (tool == "" || !sp.byTool) {
+		return sp.filter // made once, by learnSecrets
+	}
+	return p.filterOf(p.secretsFor(tool))
+}
+
+// filterOf is the egress filter of the secrets settings st.
+func (p *Policy) filterOf(st secretsSettings) egressFilter {
 	ef := egressFilter{lf: p.secrets.links}
 	if st.egress != "off" {
 		ef.sc = p.scannerFor(st)

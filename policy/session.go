@@ -52,7 +52,9 @@ func (s *Session) CallOf(m *message.Message) Call {
 	switch m.Method {
 	case "tools/call":
 		c.Task = m.Task
-		c.outside = s.now().readsOutsideProject(m.Name, m.Arguments)
+		if j := s.now(); j.policy().labelled { // else nothing reads outside
+			c.outside = j.readsOutsideProject(m.Name, m.Arguments)
+		}
 	case "tasks/result":
 		var p struct {
 			TaskID string `json:"taskId"`
