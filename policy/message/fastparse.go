@@ -66,7 +66,7 @@ func parseSpans(m *Message, line []byte, v *validator) bool {
 	}
 	switch {
 	case method != nil:
-		if m.Result != nil || m.Error != nil || method.Kind() != '"' {
+		if m.Result != nil || m.Error != nil || kindOf(method) != '"' {
 			return false
 		}
 		m.Method = memberName(method, bytes.IndexByte(method, '\\') >= 0, knownMethods)
@@ -75,7 +75,7 @@ func parseSpans(m *Message, line []byte, v *validator) bool {
 			m.Kind = Request
 		}
 		if m.Params != nil {
-			if m.Params.Kind() != '{' || val.paramsOver {
+			if kindOf(m.Params) != '{' || val.paramsOver {
 				return false
 			}
 			for k := range val.nParams {

@@ -16,7 +16,7 @@ const maxSafeInteger = 1<<53 - 1
 // checkID accepts a string or a safe integer. null is allowed only in an
 // error response (JSON-RPC's reply to an unreadable request).
 func checkID(id jsontext.Value, errorResponse bool) *Error {
-	switch id.Kind() {
+	switch kindOf(id) {
 	case '"':
 		return nil
 	case '0':
@@ -62,6 +62,20 @@ func safeInteger(v jsontext.Value) (int64, bool) {
 	return n, true
 }
 
+// kindOf is v.Kind() for a value with no whitespace before it, as every
+// value parsing hands on (validated ids among them): its first byte, with
+// '-' and digits as '0'. One byte compared, where Kind skips whitespace
+// and reads a table on every call.
+func kindOf(v jsontext.Value) jsontext.Kind {
+	if len(v) == 0 {
+		return 0
+	}
+	if c := v[0]; c == '-' || c >= '0' && c <= '9' {
+		return '0'
+	}
+	return jsontext.Kind(v[0])
+}
+
 // isInteger reports whether a JSON number is written without fraction or exponent.
 func isInteger(v jsontext.Value) bool {
 	return !bytes.ContainsAny(v, ".eE")
@@ -82,7 +96,7 @@ type Key struct {
 
 // KeyOf returns the key of a validated id.
 func KeyOf(id jsontext.Value) Key {
-	switch id.Kind() {
+	switch kindOf(id) {
 	case '"':
 		return Key{Str: unquote(id), IsString: true, Valid: true}
 	case '0':

@@ -115,7 +115,7 @@ func (m *Message) readParamsInline(d *decoder, line []byte) *Error {
 func (m *Message) readParam(name string, v jsontext.Value, lastName string) *Error {
 	switch name {
 	case "_meta":
-		if v.Kind() != '{' {
+		if kindOf(v) != '{' {
 			return invalid(jsonrpc2.CodeInvalidParams, "params._meta must be an object")
 		}
 		var bad *Error
@@ -132,12 +132,12 @@ func (m *Message) readParam(name string, v jsontext.Value, lastName string) *Err
 			return decodeError(err)
 		}
 	case "task":
-		m.Task = m.Method == "tools/call" && v.Kind() == '{'
+		m.Task = m.Method == "tools/call" && kindOf(v) == '{'
 	case "name":
-		if !judged(m.Method, "tools/call", "prompts/get") {
+		if m.Method != "tools/call" && m.Method != "prompts/get" {
 			return nil
 		}
-		if v.Kind() != '"' {
+		if kindOf(v) != '"' {
 			return invalid(jsonrpc2.CodeInvalidParams, "params.name must be a string")
 		}
 		if body := v[1 : len(v)-1]; string(body) == lastName && bytes.IndexByte(body, '\\') < 0 {
@@ -146,10 +146,10 @@ func (m *Message) readParam(name string, v jsontext.Value, lastName string) *Err
 			m.Name = unquote(v)
 		}
 	case "arguments":
-		if !judged(m.Method, "tools/call", "prompts/get") {
+		if m.Method != "tools/call" && m.Method != "prompts/get" {
 			return nil
 		}
-		switch v.Kind() {
+		switch kindOf(v) {
 		case 'n':
 			// The go-sdk client sends null for "no arguments"; a server
 			// reads it as none (or refuses it), never as hostile content.
@@ -173,7 +173,7 @@ func (m *Message) readParam(name string, v jsontext.Value, lastName string) *Err
 		if !judged(m.Method, "resources/read", "resources/subscribe", "resources/unsubscribe") {
 			return nil
 		}
-		if v.Kind() != '"' {
+		if kindOf(v) != '"' {
 			return invalid(jsonrpc2.CodeInvalidParams, "params.uri must be a string")
 		}
 		m.URI = unquote(v)
