@@ -169,8 +169,17 @@ func ImageMarked(head string, from, to int) bool {
 // or an autolink, may start in s[from:to].
 func mayHoldMarkdown(s string, from, to int, links bool) bool {
 	pair := s[from:min(len(s), to+1)] // a pair that starts before to
-	if strings.Contains(pair, "![") {
-		return true // inline and reference images alike start with ![
+	// strings.Contains(pair, "![") on the byte search the other scans
+	// use: a general substring search is more code to fetch per reply.
+	for i := strings.IndexByte(pair, '!'); i >= 0 && i+1 < len(pair); {
+		if pair[i+1] == '[' {
+			return true // inline and reference images alike start with ![
+		}
+		j := strings.IndexByte(pair[i+1:], '!')
+		if j < 0 {
+			break
+		}
+		i += j + 1
 	}
 	return links && (strings.Contains(pair, "](") || strings.Contains(pair, "][") || strings.Contains(s[from:to], "]") || strings.Contains(s[from:to], ":"))
 }
