@@ -149,7 +149,7 @@ func newLooseNames(tools []*toolEntry, keep func(*toolEntry) bool) *looseNames {
 // server may resolve say (an exact entry under canon.Loose, a glob under
 // canon.Fold or canon.Loose); the zero looseEntry when none does.
 func (l *looseNames) match(tool string) looseEntry {
-	if l == nil || len(l.exact) == 0 && len(l.fold) == 0 {
+	if l.empty() {
 		return looseEntry{}
 	}
 	if v, ok := l.seen.Load(tool); ok {
@@ -178,7 +178,15 @@ func (l *looseNames) match(tool string) looseEntry {
 
 // looseDeny returns the entry that denies a spelling of tool a loose
 // server may resolve, "" when none does.
-func (p *Policy) looseDeny(tool string) string { return p.looseDenied.match(tool).rule }
+func (p *Policy) looseDeny(tool string) string {
+	if p.looseDenied.empty() { // most policies deny no tool: no call to make
+		return ""
+	}
+	return p.looseDenied.match(tool).rule
+}
+
+// empty reports whether l has no entry: match says nothing of any name.
+func (l *looseNames) empty() bool { return l == nil || len(l.exact) == 0 && len(l.fold) == 0 }
 
 // callPlan is everything the policy says about calls of one tool: the
 // tools: decision and the ingress rules that apply, in policy order.
