@@ -112,7 +112,12 @@ func (p *pendingTable) size() int { return p.n }
 
 func (p *pendingTable) add(key message.Key, f inFlight) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	err := p.addLocked(key, f)
+	p.mu.Unlock() // not deferred: a wrapper function's code fetched per call
+	return err
+}
+
+func (p *pendingTable) addLocked(key message.Key, f inFlight) error {
 	if p.n >= maxInFlight {
 		p.sweepCancelled()
 	}
@@ -185,8 +190,9 @@ func (p *pendingTable) grow() {
 
 func (p *pendingTable) take(key message.Key) (inFlight, bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.takeLocked(key)
+	f, ok := p.takeLocked(key)
+	p.mu.Unlock() // as in add
+	return f, ok
 }
 
 // cancel takes the request with key out of flight and reserves its id
