@@ -40,20 +40,20 @@ func parseSpans(m *Message, line []byte, v *validator) bool {
 		if s.escapedName {
 			return false
 		}
-		name := s.name(line)
+		name, value := s.name(line), s.value(line) // sliced once, not in every case
 		switch string(name[1 : len(name)-1]) {
 		case "jsonrpc":
-			version = s.value(line)
+			version = value
 		case "id":
-			m.ID = s.value(line)
+			m.ID = value
 		case "method":
-			method = s.value(line)
+			method = value
 		case "params":
-			m.Params = s.value(line)
+			m.Params = value
 		case "result":
-			m.Result = s.value(line)
+			m.Result = value
 		case "error":
-			m.Error = s.value(line)
+			m.Error = value
 		default:
 			return false
 		}
