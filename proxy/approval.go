@@ -215,7 +215,7 @@ func (a *approvals) askInline(h *heldAsk, m *message.Message) {
 // strictly, and so does what is cut from it: never); it must be refused.
 func (a *approvals) answered(m *message.Message) (*message.Message, *inlineAnswer, error) {
 	responses := m.InputResponses
-	if m.Kind != message.Request || responses == nil || responses.Kind() != '{' {
+	if m.Kind != message.Request || responses.Kind() != '{' {
 		return m, nil, nil
 	}
 	var keys []string

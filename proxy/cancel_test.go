@@ -17,13 +17,13 @@ func TestPendingCancelReservesID(t *testing.T) {
 	p.now = func() time.Time { return clock }
 	for _, id := range []string{"7", `"seven"`} {
 		key := message.KeyOf([]byte(id))
-		if err := p.add(key, newInFlight(key, []byte(id), policy.Call{Method: "tools/call", Tool: "slow"})); err != nil {
+		if err := p.add(key, new(newInFlight(key, []byte(id), policy.Call{Method: "tools/call", Tool: "slow"}))); err != nil {
 			t.Fatal(err)
 		}
 		if !p.cancel(key) {
 			t.Fatalf("%s: cancel found nothing in flight", id)
 		}
-		if err := p.add(key, newInFlight(key, []byte(id), policy.Call{Method: "tools/call", Tool: "other"})); err != errCancelledID {
+		if err := p.add(key, new(newInFlight(key, []byte(id), policy.Call{Method: "tools/call", Tool: "other"}))); err != errCancelledID {
 			t.Fatalf("%s: a new request with the cancelled id: %v, want errCancelledID", id, err)
 		}
 		if _, ok := p.take(key); ok {
@@ -32,7 +32,7 @@ func TestPendingCancelReservesID(t *testing.T) {
 		if !p.takeCancelled(key) {
 			t.Fatalf("%s: the late answer was not recognised as one", id)
 		}
-		if err := p.add(key, newInFlight(key, []byte(id), policy.Call{})); err != nil {
+		if err := p.add(key, new(newInFlight(key, []byte(id), policy.Call{}))); err != nil {
 			t.Fatalf("%s: the id is free once the server answered: %v", id, err)
 		}
 		if f, ok := p.take(key); !ok || f.call.Tool != "" {
@@ -42,14 +42,14 @@ func TestPendingCancelReservesID(t *testing.T) {
 
 	// Unanswered, the reservation ends after cancelHold.
 	key := message.KeyOf([]byte("8"))
-	p.add(key, inFlight{num: 8})
+	p.add(key, &inFlight{num: 8})
 	p.cancel(key)
 	clock = clock.Add(cancelHold - time.Second)
-	if err := p.add(key, inFlight{num: 8}); err != errCancelledID {
+	if err := p.add(key, &inFlight{num: 8}); err != errCancelledID {
 		t.Fatalf("before cancelHold: %v", err)
 	}
 	clock = clock.Add(2 * time.Second)
-	if err := p.add(key, inFlight{num: 8}); err != nil {
+	if err := p.add(key, &inFlight{num: 8}); err != nil {
 		t.Fatalf("after cancelHold: %v", err)
 	}
 	if p.size() != 1 {
@@ -71,16 +71,16 @@ func TestPendingCancelBounded(t *testing.T) {
 	p.now = func() time.Time { return clock }
 	for i := int64(0); i < maxInFlight; i++ {
 		key := message.Key{Num: i, Valid: true}
-		if err := p.add(key, inFlight{num: i}); err != nil {
+		if err := p.add(key, &inFlight{num: i}); err != nil {
 			t.Fatal(err)
 		}
 		p.cancel(key)
 	}
-	if err := p.add(message.Key{Num: maxInFlight, Valid: true}, inFlight{}); err != errTooMany {
+	if err := p.add(message.Key{Num: maxInFlight, Valid: true}, &inFlight{}); err != errTooMany {
 		t.Fatalf("full of reserved ids: %v, want errTooMany", err)
 	}
 	clock = clock.Add(cancelHold)
-	if err := p.add(message.Key{Num: maxInFlight, Valid: true}, inFlight{}); err != nil {
+	if err := p.add(message.Key{Num: maxInFlight, Valid: true}, &inFlight{}); err != nil {
 		t.Fatalf("after the reservations expired: %v", err)
 	}
 	if p.size() != 1 || len(p.cancelled) != 0 {

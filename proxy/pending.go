@@ -110,14 +110,15 @@ func newPendingTable() *pendingTable {
 
 func (p *pendingTable) size() int { return p.n }
 
-func (p *pendingTable) add(key message.Key, f inFlight) error {
+// add puts *f in flight under key (a copy: f stays the caller's).
+func (p *pendingTable) add(key message.Key, f *inFlight) error {
 	p.mu.Lock()
 	err := p.addLocked(key, f)
 	p.mu.Unlock() // not deferred: a wrapper function's code fetched per call
 	return err
 }
 
-func (p *pendingTable) addLocked(key message.Key, f inFlight) error {
+func (p *pendingTable) addLocked(key message.Key, f *inFlight) error {
 	if p.n >= maxInFlight {
 		p.sweepCancelled()
 	}
@@ -142,7 +143,7 @@ func (p *pendingTable) addLocked(key message.Key, f inFlight) error {
 		if _, dup := p.strs[key.Str]; dup {
 			return errDuplicateID
 		}
-		p.strs[key.Str] = f
+		p.strs[key.Str] = *f
 		p.n++
 		return nil
 	}
@@ -163,7 +164,7 @@ func (p *pendingTable) addLocked(key message.Key, f inFlight) error {
 		slot = p.slot(key.Num)
 	}
 	if slot.used {
-		p.nums[key.Num] = f
+		p.nums[key.Num] = *f
 	} else {
 		*slot = ringSlot{used: true, num: key.Num, call: f.call, trace: f.trace}
 	}
@@ -189,10 +190,18 @@ func (p *pendingTable) grow() {
 }
 
 func (p *pendingTable) take(key message.Key) (inFlight, bool) {
-	p.mu.Lock()
-	f, ok := p.takeLocked(key)
-	p.mu.Unlock() // as in add
+	var f inFlight
+	ok := p.takeInto(key, &f)
 	return f, ok
+}
+
+// takeInto is take into *f, which it sets only when it reports true: the
+// egress loop's reply takes its request without copying it out twice.
+func (p *pendingTable) takeInto(key message.Key, f *inFlight) bool {
+	p.mu.Lock()
+	ok := p.takeLocked(key, f)
+	p.mu.Unlock() // as in add
+	return ok
 }
 
 // cancel takes the request with key out of flight and reserves its id
@@ -200,7 +209,8 @@ func (p *pendingTable) take(key message.Key) (inFlight, bool) {
 func (p *pendingTable) cancel(key message.Key) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.takeLocked(key); !ok || p.closed {
+	var f inFlight
+	if ok := p.takeLocked(key, &f); !ok || p.closed {
 		return false
 	}
 	p.cancelled[key] = p.now().Add(cancelHold)
@@ -232,34 +242,39 @@ func (p *pendingTable) sweepCancelled() {
 	}
 }
 
-func (p *pendingTable) takeLocked(key message.Key) (inFlight, bool) {
-	var f inFlight
+// takeLocked is takeInto with p.mu held.
+func (p *pendingTable) takeLocked(key message.Key, f *inFlight) bool {
 	var ok bool
 	switch {
 	case !key.Valid:
 	case key.IsString:
-		if f, ok = p.strs[key.Str]; ok {
+		var g inFlight
+		if g, ok = p.strs[key.Str]; ok {
 			delete(p.strs, key.Str)
+			*f = g
 		}
 	default:
 		if p.ring != nil {
 			if slot := p.slot(key.Num); slot.used && slot.num == key.Num {
-				f, ok = inFlight{num: key.Num, call: slot.call, trace: slot.trace}, true
+				*f = inFlight{num: key.Num, call: slot.call, trace: slot.trace}
 				*slot = ringSlot{}
+				ok = true
 				break
 			}
 		}
 		if len(p.nums) == 0 {
 			break
 		}
-		if f, ok = p.nums[key.Num]; ok {
+		var g inFlight
+		if g, ok = p.nums[key.Num]; ok {
 			delete(p.nums, key.Num)
+			*f = g
 		}
 	}
 	if ok {
 		p.n--
 	}
-	return f, ok
+	return ok
 }
 
 // has reports whether a request with key is in flight.

@@ -16,14 +16,14 @@ func BenchmarkPending(b *testing.B) {
 	p := newPendingTable()
 	var next, oldest int64
 	for ; next < 64; next++ {
-		p.add(message.Key{Num: next, Valid: true}, inFlight{})
+		p.add(message.Key{Num: next, Valid: true}, &inFlight{})
 	}
 	for b.Loop() {
 		if _, ok := p.take(message.Key{Num: oldest, Valid: true}); !ok {
 			b.Fatal("lost", oldest)
 		}
 		oldest++
-		p.add(message.Key{Num: next, Valid: true}, inFlight{})
+		p.add(message.Key{Num: next, Valid: true}, &inFlight{})
 		next++
 	}
 }
@@ -34,13 +34,13 @@ func BenchmarkPending(b *testing.B) {
 func TestPendingNullID(t *testing.T) {
 	p := newPendingTable()
 	zero := message.KeyOf([]byte("0"))
-	if err := p.add(zero, newInFlight(zero, []byte("0"), policy.Call{})); err != nil {
+	if err := p.add(zero, new(newInFlight(zero, []byte("0"), policy.Call{}))); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := p.take(message.KeyOf([]byte("null"))); ok {
 		t.Fatal("an id of null took request 0")
 	}
-	if err := p.add(message.KeyOf([]byte("null")), inFlight{}); err != errNoID {
+	if err := p.add(message.KeyOf([]byte("null")), &inFlight{}); err != errNoID {
 		t.Fatalf("adding a request with id null: %v, want errNoID", err)
 	}
 	if _, ok := p.take(message.KeyOf([]byte(`"0"`))); ok {
@@ -50,7 +50,7 @@ func TestPendingNullID(t *testing.T) {
 		t.Fatalf("request 0 lost or its id changed: %v %s", ok, f.id())
 	}
 	key := message.KeyOf([]byte(`"a\u0062"`))
-	if err := p.add(key, newInFlight(key, []byte(`"a\u0062"`), policy.Call{})); err != nil {
+	if err := p.add(key, new(newInFlight(key, []byte(`"a\u0062"`), policy.Call{}))); err != nil {
 		t.Fatal(err)
 	}
 	if f, ok := p.take(message.KeyOf([]byte(`"ab"`))); !ok || string(f.id()) != `"a\u0062"` {
@@ -87,7 +87,7 @@ func FuzzPending(f *testing.F) {
 			call := policy.Call{Tool: fmt.Sprint(key)}
 			switch op {
 			case 0, 1:
-				err := p.add(key, inFlight{num: key.Num, call: call})
+				err := p.add(key, &inFlight{num: key.Num, call: call})
 				if model[key] != (err == errDuplicateID) || (err != nil && err != errDuplicateID) {
 					t.Fatalf("op %d: add %+v: %v, in flight: %v", i/2, key, err, model[key])
 				}
@@ -112,7 +112,7 @@ func FuzzPending(f *testing.F) {
 				t.Fatalf("close returned a request without its call: %+v", f)
 			}
 		}
-		if err := p.add(message.Key{Num: 1, Valid: true}, inFlight{}); err != errGone {
+		if err := p.add(message.Key{Num: 1, Valid: true}, &inFlight{}); err != errGone {
 			t.Fatalf("add after close: %v, want errGone", err)
 		}
 	})
@@ -124,7 +124,7 @@ func FuzzPending(f *testing.F) {
 func TestPendingRingGrows(t *testing.T) {
 	p := newPendingTable()
 	for id := int64(1); id <= 64; id++ {
-		if err := p.add(message.Key{Num: id, Valid: true}, inFlight{num: id}); err != nil {
+		if err := p.add(message.Key{Num: id, Valid: true}, &inFlight{num: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,7 +133,7 @@ func TestPendingRingGrows(t *testing.T) {
 	}
 	const n = 3 * ringStart
 	for id := int64(65); id <= n; id++ {
-		if err := p.add(message.Key{Num: id, Valid: true}, inFlight{num: id}); err != nil {
+		if err := p.add(message.Key{Num: id, Valid: true}, &inFlight{num: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,14 +157,14 @@ func TestPendingRingCollision(t *testing.T) {
 	p := newPendingTable()
 	a, b := message.Key{Num: 5, Valid: true}, message.Key{Num: 5 + ringSize, Valid: true}
 	for _, k := range []message.Key{a, b} {
-		if err := p.add(k, inFlight{num: k.Num}); err != nil {
+		if err := p.add(k, &inFlight{num: k.Num}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, ok := p.take(a); !ok {
 		t.Fatal("the first id of the slot was lost")
 	}
-	if err := p.add(b, inFlight{num: b.Num}); err != errDuplicateID {
+	if err := p.add(b, &inFlight{num: b.Num}); err != errDuplicateID {
 		t.Fatalf("adding %d again after %d left its slot: %v, want errDuplicateID", b.Num, a.Num, err)
 	}
 	if f, ok := p.take(b); !ok || f.num != b.Num {

@@ -375,12 +375,15 @@ func (r *relay) fromAgent(m *message.Message) {
 	if m.Kind == message.Request && m.Method == "initialize" {
 		r.approvals.noteInitialize(m)
 	}
-	retry, answer, err := r.approvals.answered(m)
-	if err != nil {
-		r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
-		return
+	var answer *inlineAnswer
+	if m.InputResponses != nil { // else it carries no answer
+		retry, a, err := r.approvals.answered(m)
+		if err != nil {
+			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
+			return
+		}
+		m, answer = retry, a
 	}
-	m = retry
 	if r.session.AwaitsServerSchema(m) && r.holdForTools(m) {
 		return
 	}
@@ -427,7 +430,7 @@ func (r *relay) fromAgent(m *message.Message) {
 	if r.tel != nil {
 		f.trace = r.traceRequest(m, call, v)
 	}
-	if err := r.pending.add(key, f); err != nil {
+	if err := r.pending.add(key, &f); err != nil {
 		if err == errDuplicateID || err == errNoID || err == errCancelledID {
 			r.refuse(&message.Error{Code: jsonrpc2.CodeInvalidRequest, ID: m.ID, Reason: err.Error()}, m.Raw)
 			return
@@ -441,7 +444,7 @@ func (r *relay) fromAgent(m *message.Message) {
 		r.answerAgent(message.ErrorReply(m.ID, jsonrpc2.CodeInternalError, "mcpguard: "+err.Error(), nil))
 		return
 	}
-	if r.askFirst(key, m, v, answer) {
+	if (answer != nil || v.Ask != nil) && r.askFirst(key, m, v, answer) { // else it goes on
 		return
 	}
 	if err := r.toServer.writeLine(m.Raw); err != nil {
@@ -459,7 +462,7 @@ func (r *relay) holdForTools(m *message.Message) bool {
 	call := policy.Call{Method: m.Method, Tool: m.Name}
 	f := newInFlight(key, m.ID, call)
 	f.trace = r.traceRequest(m, call, policy.Verdict{}) // the verdict comes in judgeHeld
-	if err := r.pending.add(key, f); err != nil {
+	if err := r.pending.add(key, &f); err != nil {
 		return false // judged and refused on the usual path
 	}
 	if !r.tools.hold(key, m.Raw) {
@@ -623,8 +626,7 @@ func (r *relay) fromServer(m *message.Message) {
 			r.tools.answer(m)
 			return
 		}
-		var ok bool
-		if f, ok = r.pending.take(key); !ok {
+		if !r.pending.takeInto(key, &f) {
 			reason := "a response to no request in flight (a second reply, or an id the server made up)"
 			if r.pending.takeCancelled(key) {
 				reason = "a late response to a request the agent cancelled"
