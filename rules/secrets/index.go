@@ -227,7 +227,7 @@ func (ix *index) scanStarts(s string, from, to int, hit func(n *needle, at int) 
 	k := from
 	base := unsafe.Pointer(unsafe.StringData(s))
 	t := &ix.tri
-	for ; k+8 <= len(s) && k+6 <= to; k += 6 {
+	for last := min(len(s)-8, to-6); k <= last; k += 6 {
 		w := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, k))[:]) // k+8 <= len(s)
 		if w&(l8*0x80) != 0 {
 			for p := k; p < k+6; p++ {
@@ -237,24 +237,25 @@ func (ix *index) scanStarts(s string, from, to int, hit func(n *needle, at int) 
 			}
 			continue
 		}
-		// The six starts, by hand: tri's bit of each (triHashes).
+		// The six starts, by hand: tri's bit of each (triHashes), the
+		// start's hash in the low bits of v.
 		v := triHashes(w | l8*0x20)
 		if t[v>>6&0x7f]>>(v&63)&1 != 0 && !ix.check(s, k, hit) {
 			return
 		}
-		if t[v>>14&0x7f]>>(v>>8&63)&1 != 0 && !ix.check(s, k+1, hit) {
+		if v >>= 8; t[v>>6&0x7f]>>(v&63)&1 != 0 && !ix.check(s, k+1, hit) {
 			return
 		}
-		if t[v>>22&0x7f]>>(v>>16&63)&1 != 0 && !ix.check(s, k+2, hit) {
+		if v >>= 8; t[v>>6&0x7f]>>(v&63)&1 != 0 && !ix.check(s, k+2, hit) {
 			return
 		}
-		if t[v>>30&0x7f]>>(v>>24&63)&1 != 0 && !ix.check(s, k+3, hit) {
+		if v >>= 8; t[v>>6&0x7f]>>(v&63)&1 != 0 && !ix.check(s, k+3, hit) {
 			return
 		}
-		if t[v>>38&0x7f]>>(v>>32&63)&1 != 0 && !ix.check(s, k+4, hit) {
+		if v >>= 8; t[v>>6&0x7f]>>(v&63)&1 != 0 && !ix.check(s, k+4, hit) {
 			return
 		}
-		if t[v>>46&0x7f]>>(v>>40&63)&1 != 0 && !ix.check(s, k+5, hit) {
+		if v >>= 8; t[v>>6&0x7f]>>(v&63)&1 != 0 && !ix.check(s, k+5, hit) {
 			return
 		}
 	}
