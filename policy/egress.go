@@ -43,13 +43,13 @@ import (
 // the labels of its tool, and private when a credential was redacted
 // from it (see learnResult).
 func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, error) {
-	return s.EgressAfter(m, call, 0)
+	return s.EgressAfter(m, call, Head{})
 }
 
-// EgressAfter is Egress for a message whose first head bytes a HeadCheck
-// found free of what links.ImageMarked looks for, as it judged them while
-// the rest of the line arrived (HeadCheck.Done). The verdict is Egress's.
-func (s *Session) EgressAfter(m *message.Message, call *Call, head int) ([]byte, []Rewrite, error) {
+// EgressAfter is Egress for a message whose head a HeadCheck judged while
+// the rest of the line arrived (HeadCheck.Done): the checks read only what
+// it did not. The verdict is Egress's.
+func (s *Session) EgressAfter(m *message.Message, call *Call, head Head) ([]byte, []Rewrite, error) {
 	j := s.now()
 	out, rewrites, err := j.egress(m, call, head)
 	if err == nil && call != nil && m.Kind == message.Response && m.Result != nil && !(call.Task && call.Method == "tools/call") &&
@@ -59,7 +59,7 @@ func (s *Session) EgressAfter(m *message.Message, call *Call, head int) ([]byte,
 	return out, rewrites, err
 }
 
-func (s judge) egress(m *message.Message, call *Call, head int) ([]byte, []Rewrite, error) {
+func (s judge) egress(m *message.Message, call *Call, head Head) ([]byte, []Rewrite, error) {
 	if m.Kind != message.Response {
 		if err := checkRouting(m); err != nil {
 			return nil, nil, err
@@ -92,7 +92,7 @@ func (s judge) egress(m *message.Message, call *Call, head int) ([]byte, []Rewri
 			if raw, rewrites, err = s.toolsList(m); err != nil {
 				return nil, nil, err
 			}
-			plain, esc, head = false, rawjson.ScanEscapes(raw), 0
+			plain, esc, head = false, rawjson.ScanEscapes(raw), Head{}
 			members = message.MembersIn(raw, esc)
 		case "tools/call":
 			rules = s.policy().egressFor(call.Tool)
@@ -110,7 +110,7 @@ func (s judge) egress(m *message.Message, call *Call, head int) ([]byte, []Rewri
 				return nil, nil, err
 			}
 			if out != nil {
-				raw, plain, esc, head = out, false, rawjson.ScanEscapes(out), 0
+				raw, plain, esc, head = out, false, rawjson.ScanEscapes(out), Head{}
 				members = message.MembersIn(raw, esc)
 			}
 		}
@@ -143,22 +143,22 @@ func (s judge) egress(m *message.Message, call *Call, head int) ([]byte, []Rewri
 // change or judge (plain: the parser found every string plain, see
 // message.Message.TextPlain; else needsText), and ef's secrets and links
 // checks find nothing (esc are raw's escapes, members the names of
-// message.MemberSet it may have; a HeadCheck found no image marker in its
-// first head bytes). The text check goes first, so that a
+// message.MemberSet it may have; head what a HeadCheck found in it). The
+// text check goes first, so that a
 // message it sends to be rewritten is not scanned for secrets and links
 // as well. A message of concurrentMin bytes or more then has its links
 // and its secrets judged at once, the links on a goroutine of their own
 // beside the secrets check, which splits its own work further.
-func unchanged(raw []byte, esc rawjson.Escapes, members message.MemberSet, plain bool, head int, ef egressFilter) bool {
-	if !plain && needsText(raw) {
+func unchanged(raw []byte, esc rawjson.Escapes, members message.MemberSet, plain bool, head Head, ef egressFilter) bool {
+	if !plain && (head.needsText || needsText(raw[head.text:])) {
 		return false
 	}
 	if len(raw) < concurrentMin || ef.lf == nil || runtime.GOMAXPROCS(0) < 2 {
-		return ef.linksClean(raw, esc, members, head) && ef.secretsClean(raw, esc)
+		return ef.linksClean(raw, esc, members, head.imagesClean()) && ef.secretsClean(raw, esc)
 	}
 	var links bool
 	var wg sync.WaitGroup
-	wg.Go(func() { links = ef.linksClean(raw, esc, members, head) })
+	wg.Go(func() { links = ef.linksClean(raw, esc, members, head.imagesClean()) })
 	clean := ef.secretsClean(raw, esc)
 	wg.Wait()
 	return clean && links
@@ -181,7 +181,7 @@ type earlyVerdict struct {
 // bytes or more that egress forwards as it is when nothing in it can
 // change: a tools/call or tasks/result result no egress rule rewrites.
 // It returns nil for any other message.
-func (s judge) judgeEarly(m *message.Message, call *Call, esc rawjson.Escapes, members message.MemberSet, head int) *earlyVerdict {
+func (s judge) judgeEarly(m *message.Message, call *Call, esc rawjson.Escapes, members message.MemberSet, head Head) *earlyVerdict {
 	if len(m.Raw) < concurrentMin || runtime.GOMAXPROCS(0) < 2 || call == nil || m.Kind != message.Response || m.Result == nil {
 		return nil
 	}

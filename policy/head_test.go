@@ -13,25 +13,33 @@ import (
 	"github.com/mcpguard/mcpguard/rules/links"
 )
 
-// headFiller is n bytes of the bench's text: lines of the printable ASCII
-// characters shifting from line to line, with "<", "(", "!" and "["
-// everywhere but no image marker.
-func headFiller(n int) string {
+// headFiller is n bytes of text: with kind "printable", the bench's
+// (lines of the printable ASCII characters shifting from line to line,
+// with "<", "(", "!" and "[" everywhere but no image marker); with
+// "cyrillic", lines of Russian words (two bytes a letter).
+func headFiller(n int, kind string) string {
 	const printable = ` !#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_abcdefghijklmnopqrstuvwxyz{|}~`
 	var sb strings.Builder
 	for line := 0; sb.Len() < n; line++ {
+		if kind == "cyrillic" {
+			sb.WriteString("Съешь же ещё этих мягких французских булок, да выпей чаю " + strings.Repeat("ж", line%7) + "\n")
+			continue
+		}
 		for col := range 79 {
 			sb.WriteByte(printable[(line*7+col)%len(printable)])
 		}
 		sb.WriteByte('\n')
 	}
-	return sb.String()[:n]
+	return strings.ToValidUTF8(sb.String()[:n], "")
 }
 
 // headLine is a tools/call result whose text is filler with snippet at
-// offset at.
+// offset at (or the start of the code point there).
 func headLine(t testing.TB, filler, snippet string, at int) []byte {
 	at = min(at, len(filler))
+	for at < len(filler) && !utf8.RuneStart(filler[at]) {
+		at++
+	}
 	q, err := jsontext.AppendQuote(nil, filler[:at]+snippet+filler[at:])
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +48,7 @@ func headLine(t testing.TB, filler, snippet string, at int) []byte {
 }
 
 // textAt is the offset in filler whose JSON string starts at the raw
-// offset raw: every newline is escaped in two bytes.
+// offset raw (or the byte after): every newline is escaped in two bytes.
 func textAt(filler string, raw int) int {
 	at := 0
 	for n := 0; n < raw; at++ {
@@ -58,12 +66,12 @@ func headPolicies(t testing.TB) []*Policy {
 	return []*Policy{Baseline(), mustLoad(t, "version: 1\nlinks: {links: neutralise}\n")}
 }
 
-// judgedAsWhole judges line's links with what a HeadCheck found in the
-// heads it arrived in (each a length; with wait, after it has read the
-// last of them), and as a whole, and fails when the
-// verdicts differ: the head's finding is an input of that verdict alone.
+// judgedAsWhole judges line's links and text with what a HeadCheck
+// found in the heads it arrived in (each a length; with wait, after it
+// has read the last of them), and as a whole, and fails when the verdicts
+// differ: what the head check finds is an input of those verdicts alone.
 // It returns what the HeadCheck found.
-func judgedAsWhole(t testing.TB, p *Policy, line []byte, arrivals []int, wait bool) int {
+func judgedAsWhole(t testing.TB, p *Policy, line []byte, arrivals []int, wait bool) Head {
 	t.Helper()
 	var h HeadCheck
 	for _, n := range arrivals {
@@ -78,20 +86,23 @@ func judgedAsWhole(t testing.TB, p *Policy, line []byte, arrivals []int, wait bo
 		t.Fatal(err)
 	}
 	ef := p.egressFilterFor("read")
-	if got, want := ef.linksClean(m.Raw, m.Escapes(), m.Members(), head), ef.linksClean(m.Raw, m.Escapes(), m.Members(), 0); got != want {
-		t.Fatalf("head %d of %d (arrived %v): links clean %v, as a whole %v", head, len(line), arrivals, got, want)
+	if got, want := ef.linksClean(m.Raw, m.Escapes(), m.Members(), head.imagesClean()), ef.linksClean(m.Raw, m.Escapes(), m.Members(), 0); got != want {
+		t.Fatalf("head %+v of %d (arrived %v): links clean %v, as a whole %v", head, len(line), arrivals, got, want)
+	}
+	if got, want := head.needsText || needsText(m.Raw[head.text:]), rawNeedsText(m.Raw); got != want {
+		t.Fatalf("head %+v of %d (arrived %v): needs text %v, as a whole %v", head, len(line), arrivals, got, want)
 	}
 	return head
 }
 
 // TestEgressAfterHead: a long result judged with what a HeadCheck found
 // while it arrived gets the bytes and rewrites Egress gives it whole,
-// clean or with an image in its head.
+// clean, with an image or with a bidi override in its head.
 func TestEgressAfterHead(t *testing.T) {
 	t.Parallel()
-	filler := strings.Repeat(strings.Repeat("x", 79)+"\n", (headMin+128<<10)/80)
+	filler := strings.Repeat(strings.Repeat("x", 79)+"\n", (headMin+64<<10)/80)
 	call := &Call{Method: "tools/call", Tool: "read"}
-	for _, snippet := range []string{"", "![x](https://evil.example/a.png)"} {
+	for _, snippet := range []string{"", "![x](https://evil.example/a.png)", "a\u202eb"} {
 		line := headLine(t, filler, snippet, headMin/2)
 		var h HeadCheck
 		for n := 64 << 10; n < len(line); n += 64 << 10 {
@@ -99,8 +110,8 @@ func TestEgressAfterHead(t *testing.T) {
 		}
 		h.caughtUp()
 		head := h.Done()
-		if snippet == "" && head < headMin {
-			t.Errorf("a clean head: %d bytes judged", head)
+		if snippet == "" && (head.imagesClean() < headMin || head.text != 0) { // ASCII: the parse judges the text
+			t.Errorf("a clean head: %+v judged", head)
 		}
 		want, wantRw, wantErr := Baseline().NewSession().Egress(mustParse(t, string(line)), call)
 		got, gotRw, gotErr := Baseline().NewSession().EgressAfter(mustParse(t, string(line)), call, head)
@@ -113,42 +124,61 @@ func TestEgressAfterHead(t *testing.T) {
 	}
 }
 
-// TestHeadCheckAsWhole: an image, a loading tag or a CSS url() that
-// starts where a head of a long result ends, or MarkReach before, is
-// judged as in the whole result, and a clean head is judged (so the tail
+// TestHeadCheckAsWhole: an image, a loading tag, a CSS url(), a bidi
+// override or an escaped control that starts where a head of a long
+// result ends, or MarkReach before, is judged as in the whole result,
+// in ASCII and in Cyrillic text; and a clean head is judged (so the tail
 // alone is left).
 func TestHeadCheckAsWhole(t *testing.T) {
 	t.Parallel()
-	filler := headFiller(headMin + 192<<10)
-	var lens []int // arrivals of 64 KiB, as reads of a pipe give them
-	for n := 64 << 10; n < len(filler); n += 64 << 10 {
-		lens = append(lens, n)
+	kinds := []string{"printable", "cyrillic"}
+	if raceEnabled {
+		kinds = kinds[:1] // the race detector makes each read slow; the run without it does all
 	}
-	prefix := len(headLine(t, "", "", 0)) - len(`"}]}}`)
-	for _, p := range headPolicies(t) {
-		if head := judgedAsWhole(t, p, headLine(t, filler, "", 0), lens, true); head != lens[len(lens)-1]-links.MarkReach {
-			t.Errorf("a clean head: %d bytes judged", head)
+	for _, kind := range kinds {
+		filler := headFiller(headMin+192<<10, kind)
+		var lens []int // arrivals of 64 KiB, as reads of a pipe give them
+		for n := 64 << 10; n < len(filler); n += 64 << 10 {
+			lens = append(lens, n)
 		}
-		for _, snippet := range []string{"![x](https://evil.example/a.png)", "<img src=https://evil.example/a>",
-			`<p style="background:url(https://evil.example/)">`, `<a href="https://evil.example/">x</a>`} {
-			q, _ := jsontext.AppendQuote(nil, snippet)
-			quoted := q[1 : len(q)-1] // as the line spells it
-			mark := bytes.IndexAny(quoted, "<!")
-			if bytes.Contains(quoted, []byte("url(")) {
-				mark = bytes.IndexByte(quoted, '(')
+		prefix := len(headLine(t, "", "", 0)) - len(`"}]}}`)
+		policies := headPolicies(t)
+		if kind == "cyrillic" {
+			policies = policies[:1] // the text check does not depend on the links filter
+		}
+		for _, p := range policies {
+			last := lens[len(lens)-1]
+			head := judgedAsWhole(t, p, headLine(t, filler, "", 0), lens, true)
+			text := head.text >= last-64 // beyond ASCII: the head check reads the text
+			if kind == "printable" {
+				text = head.text == 0 // ASCII: the parse judges the text
 			}
-			for _, edge := range []int{headMin, headMin + 64<<10, lens[len(lens)-1]} {
-				ds := []int{-links.MarkReach - 1, -links.MarkReach, -links.MarkReach + 1, -8, -1, 0, 1}
-				if raceEnabled {
-					ds = []int{-links.MarkReach, 0} // a sample: the race detector makes each read slow
+			if head.imagesClean() != last-links.MarkReach || !text || head.needsText {
+				t.Errorf("%s: a clean head: %+v judged of %d", kind, head, last)
+			}
+			for _, snippet := range []string{"![x](https://evil.example/a.png)", "<img src=https://evil.example/a>",
+				`<p style="background:url(https://evil.example/)">`, `<a href="https://evil.example/">x</a>`,
+				"\u202eevil", "\x1b[31mred"} {
+				q, _ := jsontext.AppendQuote(nil, snippet)
+				quoted := q[1 : len(q)-1] // as the line spells it
+				mark := max(0, bytes.IndexAny(quoted, "<!"))
+				if bytes.Contains(quoted, []byte("url(")) {
+					mark = bytes.IndexByte(quoted, '(')
 				}
-				for _, d := range ds {
-					line := headLine(t, filler, snippet, textAt(filler, edge+d-prefix-mark))
-					// A byte later when edge+d falls inside an escaped newline.
-					if got := bytes.Index(line, quoted) + mark; got != edge+d && got != edge+d+1 {
-						t.Fatalf("the marker is at %d, not %d", got, edge+d)
+				for _, edge := range []int{headMin, last} {
+					ds := []int{-links.MarkReach - 1, -links.MarkReach, -links.MarkReach + 1, -1, 0, 1}
+					if raceEnabled {
+						ds = []int{-links.MarkReach, 0} // a sample: the race detector makes each read slow
 					}
-					judgedAsWhole(t, p, line, lens, d%2 == 0)
+					for _, d := range ds {
+						line := headLine(t, filler, snippet, textAt(filler, edge+d-prefix-mark))
+						// Up to two bytes later when edge+d falls inside an
+						// escaped newline or a letter.
+						if got := bytes.Index(line, quoted) + mark; got < edge+d || got > edge+d+2 {
+							t.Fatalf("the mark is at %d, not %d", got, edge+d)
+						}
+						judgedAsWhole(t, p, line, lens, d%2 == 0)
+					}
 				}
 			}
 		}
@@ -159,11 +189,15 @@ func TestHeadCheckAsWhole(t *testing.T) {
 // it arrived, broken at any points, gets what Egress gives it whole.
 func FuzzHeadCheck(f *testing.F) {
 	for _, s := range []string{"![x](https://evil.example/a.png)", "<img src=x>", "<IMG\tsrc=x>", "url(x)",
-		`\75 rl(x)`, "<a href=x>y</a>", "[x](https://evil.example/)", "plain"} {
+		`\75 rl(x)`, "<a href=x>y</a>", "[x](https://evil.example/)", "plain", "\u202e", "\x1b[31m", "\u200b"} {
 		f.Add(s, uint32(headMin), uint32(headMin+10), uint32(headMin+300))
 		f.Add(s, uint32(headMin+headPiece-3), uint32(headMin+1), uint32(headMin+headPiece))
 	}
-	filler := headFiller(headMin + headPiece)
+	kind := "cyrillic"
+	if raceEnabled {
+		kind = "printable" // the race detector makes each read of Cyrillic slow
+	}
+	filler := headFiller(headMin+headPiece, kind)
 	ps := headPolicies(f)
 	f.Fuzz(func(t *testing.T, snippet string, at, cut1, cut2 uint32) {
 		if !utf8.ValidString(snippet) || len(snippet) > 256 {
@@ -179,11 +213,11 @@ func FuzzHeadCheck(f *testing.F) {
 }
 
 // caughtUp waits until the goroutine has read all it can of the last head
-// it was given, or found a marker.
+// it was given.
 func (h *HeadCheck) caughtUp() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for h.running && !h.marked && h.clean < len(h.head)-links.MarkReach {
+	for h.running && h.found.more(h.head) {
 		h.changed.Wait()
 	}
 }

@@ -107,7 +107,7 @@ type relay struct {
 	ingressArrived, egressArrived time.Time
 	// egressHead is what the egress loop's HeadCheck found in the line
 	// it is judging (see policy.Session.EgressAfter).
-	egressHead int
+	egressHead policy.Head
 }
 
 // Run starts the server and relays until the server has exited and its

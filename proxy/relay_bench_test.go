@@ -125,58 +125,72 @@ func BenchmarkReadLongLine(b *testing.B) {
 // BenchmarkLongResult is the egress loop's work on a 16 MiB tools/call
 // result, from the server's write to the verdict: the read from a 1 MiB
 // pipe written by another goroutine, the parse and egress under the
-// baseline policy. The text is the bench's: lines of the printable ASCII
-// characters shifting from line to line. "whole" judges the line once it
-// has arrived; "head" judges its head as it arrives (policy.HeadCheck),
-// as the relay does.
+// baseline policy. The text is the bench's (lines of the printable ASCII
+// characters shifting from line to line), or Russian prose. "whole"
+// judges the line once it has arrived; "head" judges its head as it
+// arrives (policy.HeadCheck), as the relay does.
 func BenchmarkLongResult(b *testing.B) {
 	const printable = ` !#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_abcdefghijklmnopqrstuvwxyz{|}~`
-	var text []byte
-	for n := 0; len(text) < 16<<20; n++ {
-		for col := range 79 {
-			text = append(text, printable[(n*7+col)%len(printable)])
+	texts := map[string][]byte{}
+	for _, kind := range []string{"printable", "russian"} {
+		var text []byte
+		for n := 0; len(text) < 16<<20; n++ {
+			if kind == "russian" {
+				text = append(text, "Съешь же ещё этих мягких французских булок, да выпей чаю"...)
+			} else {
+				for col := range 79 {
+					text = append(text, printable[(n*7+col)%len(printable)])
+				}
+			}
+			text = append(text, '\\', 'n')
 		}
-		text = append(text, '\\', 'n')
+		texts[kind] = text
 	}
-	line := slices.Concat([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`), text, []byte("\"}]}}\n"))
-	for _, mode := range []string{"whole", "head"} {
-		b.Run(mode, func(b *testing.B) {
-			r, w, err := blockingPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Close()
-			growPipe(r)
-			write := make(chan bool)
-			go func() {
-				for range write {
-					w.Write(line)
-				}
-				w.Close()
-			}()
-			defer close(write)
-			lines := newLineReader(r, DefaultMaxResponseBytes)
-			var head policy.HeadCheck
-			if mode == "head" {
-				lines.arrived = head.Arrived
-			}
-			s := policy.Baseline().NewSession()
-			var m message.Message
-			b.SetBytes(int64(len(line)))
-			for b.Loop() {
-				write <- true
-				got, err := lines.next()
-				judged := head.Done()
-				if err != nil || len(got) != len(line)-1 {
-					b.Fatalf("%d bytes, %v", len(got), err)
-				}
-				if err := message.ParseInto(&m, got); err != nil {
-					b.Fatal(err)
-				}
-				if out, rw, err := s.EgressAfter(&m, &policy.Call{Method: "tools/call", Tool: "t"}, judged); err != nil || len(rw) > 0 || len(out) != len(got) {
-					b.Fatal("changed", err, rw)
-				}
-			}
-		})
+	for _, kind := range []string{"printable", "russian"} {
+		line := slices.Concat([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`), texts[kind], []byte("\"}]}}\n"))
+		for _, mode := range []string{"whole", "head"} {
+			b.Run(kind+"/"+mode, func(b *testing.B) { longResult(b, line, mode == "head") })
+		}
+	}
+}
+
+// longResult is BenchmarkLongResult for one line, judged with its head
+// checked as it arrives or not.
+func longResult(b *testing.B, line []byte, head bool) {
+	r, w, err := blockingPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	growPipe(r)
+	write := make(chan bool)
+	go func() {
+		for range write {
+			w.Write(line)
+		}
+		w.Close()
+	}()
+	defer close(write)
+	lines := newLineReader(r, DefaultMaxResponseBytes)
+	var check policy.HeadCheck
+	if head {
+		lines.arrived = check.Arrived
+	}
+	s := policy.Baseline().NewSession()
+	var m message.Message
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		write <- true
+		got, err := lines.next()
+		found := check.Done()
+		if err != nil || len(got) != len(line)-1 {
+			b.Fatalf("%d bytes, %v", len(got), err)
+		}
+		if err := message.ParseInto(&m, got); err != nil {
+			b.Fatal(err)
+		}
+		if out, rw, err := s.EgressAfter(&m, &policy.Call{Method: "tools/call", Tool: "t"}, found); err != nil || len(rw) > 0 || len(out) != len(got) {
+			b.Fatal("changed", err, rw)
+		}
 	}
 }
