@@ -135,7 +135,7 @@ func (f Head) moreText(head []byte) bool {
 }
 
 // read reads a piece of head more with each check that has more to read.
-// A marker found sets images to -1 (Done reports 0); a text finding sets
+// A marker found sets images to -1 (imagesClean 0); a text finding sets
 // needsText.
 func (f *Head) read(head []byte) {
 	if f.images >= 0 && f.images < imagesTo(head) {
