@@ -293,7 +293,7 @@ func (ix *index) scanPairs(s string, from, to int, hit func(n *needle, at int) b
 			k := j - 1 + bits.TrailingZeros64(m)
 			m &= m - 1
 			x := binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(base, k))[:]) // k+4 <= j+10 <= len(b)
-			if ix.maybe(x) && !ix.at(s, k, hit) {
+			if (ix.quadBits(x) || ix.shortPair(x) && ix.shortBits(x)) && !ix.at(s, k, hit) { // maybe, inlined
 				return
 			}
 		}
@@ -349,11 +349,19 @@ func (ix *index) maybeAt(s string, at int) bool {
 // (little-endian): they, or their first three or two followed by 0xff
 // where a short needle starts with their pair, have their bits in quad.
 func (ix *index) maybe(x uint32) bool {
-	if ix.quadBits(x) {
-		return true
-	}
+	return ix.quadBits(x) || ix.shortPair(x) && ix.shortBits(x)
+}
+
+// shortPair reports whether the pair x starts with is in short.
+func (ix *index) shortPair(x uint32) bool {
 	p := classPair(x)
-	return ix.short[p>>6]&(1<<(p&63)) != 0 && (ix.quadBits(x|0xff<<24) || ix.quadBits(x|0xffff<<16))
+	return ix.short[p>>6]&(1<<(p&63)) != 0
+}
+
+// shortBits reports whether the first three or two bytes of x, followed
+// by 0xff, have their bits in quad.
+func (ix *index) shortBits(x uint32) bool {
+	return ix.quadBits(x|0xff<<24) || ix.quadBits(x|0xffff<<16)
 }
 
 // quadBits reports whether x has both its bits in quad.
