@@ -293,7 +293,8 @@ func (ix *index) scanPairs(s string, from, to int, hit func(n *needle, at int) b
 			k := j - 1 + bits.TrailingZeros64(m)
 			m &= m - 1
 			x := binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(base, k))[:]) // k+4 <= j+10 <= len(b)
-			if (ix.quadBits(x) || ix.shortPair(x) && ix.shortBits(x)) && !ix.at(s, k, hit) { // maybe, inlined
+			// maybe, written out: it is not inlined.
+			if (ix.quadBits(x) || ix.shortPair(x) && ix.shortBits(x)) && !ix.at(s, k, hit) {
 				return
 			}
 		}
@@ -323,9 +324,9 @@ func (ix *index) check(s string, at int, hit func(n *needle, at int) bool) bool 
 	return !ix.maybeAt(s, at) || ix.at(s, at, hit)
 }
 
-// triHashes hashes the three bytes from each byte i < 6 of w into the 14
-// bits of its result from bit 8i: each of its bits is the exclusive or
-// of three bits of the three bytes.
+// triHashes hashes the three bytes from each byte i < 6 of w into the 13
+// bits of its result from bit 8i (tri's word, then its bit): each of
+// them is the exclusive or of three bits of the three bytes.
 func triHashes(w uint64) uint64 { return w ^ w>>7 ^ w>>10 }
 
 // quadMul is the multiplier of quad's hash (Fibonacci hashing: 2^64

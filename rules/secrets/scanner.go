@@ -15,7 +15,8 @@
 //
 // Every rule runs only where one of its keywords occurs and a run of
 // token bytes long enough for its shortest match is near: clean text costs
-// one pass of a byte-pair table.
+// one pass of small filters of its starts (of a byte-pair table, when it
+// is long).
 package secrets
 
 import (
