@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -30,11 +32,45 @@ func BenchmarkRelayCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("baseline", func(b *testing.B) { benchRelayCall(b, policy.Baseline()) })
-	b.Run("secrets-off", func(b *testing.B) { benchRelayCall(b, off) })
+	b.Run("baseline", func(b *testing.B) { benchRelayCall(b, policy.Baseline(), nil) })
+	b.Run("secrets-off", func(b *testing.B) { benchRelayCall(b, off, nil) })
 }
 
-func benchRelayCall(b *testing.B, p *policy.Policy) {
+// BenchmarkColdRelayCall is BenchmarkRelayCall with the caches emptied
+// before each call (evictCaches, not timed), as when a relay loop wakes
+// up on a core that idled: with one call in flight, what a call costs is
+// set more by the code and data lines it touches than by its
+// instructions. It reports the call's thread CPU time (cpu-ns/op: its
+// cache misses stall the thread, which waiting for a core does not) as
+// well as wall-clock time.
+func BenchmarkColdRelayCall(b *testing.B) {
+	off, err := policy.Load("secrets-off.yaml", []byte("version: 1\nsecrets: {ingress: off, egress: off}\n"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("baseline", func(b *testing.B) { benchRelayCall(b, policy.Baseline(), evictCaches) })
+	b.Run("secrets-off", func(b *testing.B) { benchRelayCall(b, off, evictCaches) })
+}
+
+// coldSweep is the buffer evictCaches writes.
+var coldSweep []byte
+
+// evictCaches pushes the relay's code and data out of the caches: it
+// writes a byte in every 64 of 64 MiB (the data and unified caches) and
+// runs unrelated code (compiling and matching a regular expression,
+// formatting), which takes the instruction cache.
+func evictCaches() {
+	if coldSweep == nil {
+		coldSweep = make([]byte, 64<<20)
+	}
+	for i := 0; i < len(coldSweep); i += 64 {
+		coldSweep[i]++
+	}
+	re := regexp.MustCompile(`^(?i)(ab|cd)*[0-9]{2,4}\s+\w+@[a-z]+\.(com|org)$`)
+	_ = fmt.Sprint(re.MatchString("abCD123 x@y.org"), re.String(), []float64{1.5, 2e9})
+}
+
+func benchRelayCall(b *testing.B, p *policy.Policy, before func()) {
 	r := &relay{
 		cfg:      Config{Policy: p},
 		log:      eventlog.Nop(),
@@ -68,21 +104,34 @@ func benchRelayCall(b *testing.B, p *policy.Policy) {
 	var text, req, resp []byte
 	b.ReportAllocs()
 	id := 0
+	var cpu time.Duration
+	if before != nil {
+		runtime.LockOSThread() // the thread whose time cputime reads
+		defer runtime.UnlockOSThread()
+		defer func() { b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op") }()
+	}
 	for b.Loop() {
+		if before != nil {
+			b.StopTimer()
+			before()
+			b.StartTimer()
+		}
 		id++
 		text = append(fmt.Appendf(text[:0], "%010d", id), filler[:235]...)
 		req = strconv.AppendInt(append(req[:0], `{"jsonrpc":"2.0","id":`...), int64(id), 10)
 		req = append(append(append(req, `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`...), text...), `"}}}`...)
 		resp = strconv.AppendInt(append(resp[:0], `{"jsonrpc":"2.0","id":`...), int64(id), 10)
 		resp = append(append(append(resp, `,"result":{"content":[{"type":"text","text":"`...), text...), `"}]}}`...)
-		if err := message.ParseInto(&in, req); err != nil {
-			b.Fatal(err)
-		}
-		r.fromAgent(&in)
-		if err := message.ParseInto(&out, resp); err != nil {
-			b.Fatal(err)
-		}
-		r.fromServer(&out)
+		cpu += cputime.Of(func() {
+			if err := message.ParseInto(&in, req); err != nil {
+				b.Fatal(err)
+			}
+			r.fromAgent(&in)
+			if err := message.ParseInto(&out, resp); err != nil {
+				b.Fatal(err)
+			}
+			r.fromServer(&out)
+		})
 	}
 	if r.pending.n != 0 {
 		b.Fatalf("%d requests left in flight", r.pending.n)
