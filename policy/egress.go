@@ -86,25 +86,28 @@ func (s judge) egress(m *message.Message, call *Call, head Head) ([]byte, []Rewr
 	var rewrites []Rewrite
 	var rules []*egressRule
 	if call != nil && m.Kind == message.Response && m.Result != nil {
-		switch call.Method {
-		case "tools/list":
+		// Cases in order, the usual reply first: one comparison, where a
+		// switch on the string searches every case's text.
+		switch method := call.Method; {
+		case method == "tools/call":
+			rules = s.policy().egressFor(call.Tool)
+			if call.Task {
+				s.noteTask(call.Tool, m.Result)
+			}
+		case method == "tools/list":
 			var err error
 			if raw, rewrites, err = s.toolsList(m); err != nil {
 				return nil, nil, err
 			}
 			plain, esc, head = false, rawjson.ScanEscapes(raw), Head{}
 			members = message.MembersIn(raw, esc)
-		case "tools/call":
-			rules = s.policy().egressFor(call.Tool)
-			if call.Task {
-				s.noteTask(call.Tool, m.Result)
-			}
-		case "tasks/result":
+		case method == "tasks/result":
 			if call.Tool == "" && s.policy().hasEgressRules() {
 				return nil, nil, errUnknownTask
 			}
 			rules = s.policy().egressFor(call.Tool)
-		case "prompts/list", "resources/list", "resources/templates/list", "initialize", "server/discover":
+		case method == "prompts/list" || method == "resources/list" || method == "resources/templates/list" ||
+			method == "initialize" || method == "server/discover":
 			out, err := s.pinResult(m, call.Method)
 			if err != nil {
 				return nil, nil, err
@@ -117,7 +120,7 @@ func (s judge) egress(m *message.Message, call *Call, head Head) ([]byte, []Rewr
 	}
 	// After text, every string goes through the secrets and links filter
 	// of the tool that answers (or of the policy).
-	ef := s.policy().egressFilterFor(callTool(call))
+	ef := s.policy().egressFilterOf(call)
 	var clean bool
 	switch {
 	case early != nil:

@@ -223,6 +223,15 @@ func (p *Policy) egressFilterFor(tool string) egressFilter {
 	return p.filterOf(p.secretsFor(tool))
 }
 
+// egressFilterOf is egressFilterFor(callTool(call)), the filter of a
+// reply to call (nil: of no call).
+func (p *Policy) egressFilterOf(call *Call) egressFilter {
+	if sp := p.secrets; sp.planned && !sp.byTool {
+		return sp.filter // every tool's
+	}
+	return p.egressFilterFor(callTool(call))
+}
+
 // filterOf is the egress filter of the secrets settings st.
 func (p *Policy) filterOf(st secretsSettings) egressFilter {
 	ef := egressFilter{lf: p.secrets.links}
