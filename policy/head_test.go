@@ -195,6 +195,9 @@ func FuzzHeadCheck(f *testing.F) {
 		`\75 rl(x)`, "<a href=x>y</a>", "[x](https://evil.example/)", "plain", "\u202e", "\x1b[31m", "\u200b"} {
 		f.Add(s, uint32(headMin), uint32(headMin+10), uint32(headMin+301))
 		f.Add(s, uint32(headMin+headPiece-3), uint32(headMin+1), uint32(headMin+headPiece))
+		for _, cut := range []uint32{3, 5, 7, 9} { // Cyrillic, heads ending inside a letter or not
+			f.Add(s, uint32(headMin+2), uint32(headMin+cut-2), uint32(headMin+cut))
+		}
 	}
 	fillers := []string{headFiller(headMin+64<<10, "printable"), headFiller(headMin+64<<10, "cyrillic")}
 	if raceEnabled {
