@@ -48,10 +48,11 @@ func (s *Session) Egress(m *message.Message, call *Call) ([]byte, []Rewrite, err
 
 // EgressAfter is Egress for a message whose head a HeadCheck judged while
 // the rest of the line arrived (HeadCheck.Done): the checks read only what
-// it did not. The verdict is Egress's.
+// it did not. The verdict is Egress's. A head counts only when m.Raw is the
+// line it was found in, from its first byte (see Head.of).
 func (s *Session) EgressAfter(m *message.Message, call *Call, head Head) ([]byte, []Rewrite, error) {
 	j := s.now()
-	out, rewrites, err := j.egress(m, call, head)
+	out, rewrites, err := j.egress(m, call, head.of(m.Raw))
 	if err == nil && call != nil && m.Kind == message.Response && m.Result != nil && !(call.Task && call.Method == "tools/call") &&
 		(j.policy().labelled || call.outside || len(rewrites) > 0) { // else learnResult learns nothing
 		j.learnResult(call, rewrites)

@@ -46,6 +46,24 @@ type Head struct {
 	needsText    bool
 	textWaits    int  // the head's length when it had no cut past text
 	wide         bool // the head holds a byte beyond ASCII
+	// line is the first byte of the line read (of its last head, whose
+	// array the reader fills): the offsets above are the line's, which
+	// are a message's only when its Raw starts there (see of).
+	line *byte
+}
+
+// of is f for a message whose Raw is raw: the zero Head unless raw starts
+// at the first byte of the line f was found in and holds every byte f
+// judged. A line with whitespace before or between its tokens is
+// forwarded trimmed and compacted (message.Message.Raw): the line's
+// offsets are not raw's, and a server that pads the line where the head
+// ends would shift an image or a bidi override out of what is judged
+// (or, padding its end, the offsets out of raw).
+func (f Head) of(raw []byte) Head {
+	if f.line == nil || len(raw) == 0 || f.line != unsafe.SliceData(raw) || f.images > len(raw) || f.text > len(raw) {
+		return Head{}
+	}
+	return f
 }
 
 // imagesClean is how many first bytes hold no image marker.
@@ -138,6 +156,7 @@ func (f Head) moreText(head []byte) bool {
 // A marker found sets images to -1 (imagesClean 0); a text finding sets
 // needsText.
 func (f *Head) read(head []byte) {
+	f.line = unsafe.SliceData(head)
 	if f.images >= 0 && f.images < imagesTo(head) {
 		to := min(imagesTo(head), f.images+headPiece)
 		f.wide = f.wide || !ascii.Valid(head[f.images:to])

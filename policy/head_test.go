@@ -80,11 +80,11 @@ func judgedAsWhole(t testing.TB, p *Policy, line []byte, arrivals []int, wait bo
 	if wait {
 		h.caughtUp()
 	}
-	head := h.Done()
 	m, err := message.Parse(line)
 	if err != nil {
 		t.Fatal(err)
 	}
+	head := h.Done().of(m.Raw)
 	ef := p.egressFilterFor("read")
 	if got, want := ef.linksClean(m.Raw, m.Escapes(), m.Members(), head.imagesClean()), ef.linksClean(m.Raw, m.Escapes(), m.Members(), 0); got != want {
 		t.Fatalf("head %+v of %d (arrived %v): links clean %v, as a whole %v", head, len(line), arrivals, got, want)
@@ -114,7 +114,11 @@ func TestEgressAfterHead(t *testing.T) {
 			t.Errorf("a clean head: %+v judged", head)
 		}
 		want, wantRw, wantErr := Baseline().NewSession().Egress(mustParse(t, string(line)), call)
-		got, gotRw, gotErr := Baseline().NewSession().EgressAfter(mustParse(t, string(line)), call, head)
+		m, err := message.Parse(line) // Raw is line, where the head was found
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotRw, gotErr := Baseline().NewSession().EgressAfter(m, call, head)
 		if !bytes.Equal(got, want) || len(gotRw) != len(wantRw) || gotErr != nil || wantErr != nil {
 			t.Errorf("%q: %d bytes, %v, %v; whole: %d bytes, %v, %v", snippet, len(got), gotRw, gotErr, len(want), wantRw, wantErr)
 		}
@@ -188,8 +192,9 @@ func TestHeadCheckAsWhole(t *testing.T) {
 // FuzzHeadCheck: a long result judged with what a HeadCheck found while
 // it arrived, broken at any points, gets the links and text verdicts of
 // the whole line. The bits of at and cut2 choose whether the check
-// catches up before the line ends, the policy and the text (ASCII or
-// Cyrillic), so that each input costs one judgement.
+// catches up before the line ends, the policy, whitespace the parse
+// takes out of the line, and the text (ASCII or Cyrillic), so that each
+// input costs one judgement.
 func FuzzHeadCheck(f *testing.F) {
 	for _, s := range []string{"![x](https://evil.example/a.png)", "<img src=x>", "<IMG\tsrc=x>", "url(x)",
 		`\75 rl(x)`, "<a href=x>y</a>", "[x](https://evil.example/)", "plain", "\u202e", "\x1b[31m", "\u200b"} {
@@ -210,6 +215,14 @@ func FuzzHeadCheck(f *testing.F) {
 		}
 		filler := fillers[int(cut2)%len(fillers)]
 		line := headLine(t, filler, snippet, int(at)%len(filler))
+		switch at >> 2 % 8 { // whitespace the parse trims or compacts away
+		case 1:
+			line = slices.Concat([]byte("  "), line)
+		case 2:
+			line = slices.Concat(line[:1], []byte("\t"), line[1:])
+		case 3:
+			line = slices.Concat(line, []byte("   "))
+		}
 		arrivals := []int{int(cut1) % len(line), int(cut2) % len(line)}
 		slices.Sort(arrivals)
 		judgedAsWhole(t, ps[at>>1%2], line, arrivals, at%2 == 0)
@@ -223,5 +236,78 @@ func (h *HeadCheck) caughtUp() {
 	defer h.mu.Unlock()
 	for h.running && h.found.more(h.head) {
 		h.changed.Wait()
+	}
+}
+
+// TestEgressAfterHeadSpaced: a long result whose line has whitespace
+// before, between or after its tokens is forwarded trimmed and compacted
+// (message.Message.Raw), so the offsets a HeadCheck found in the line as
+// read are not offsets of Raw. A hostile server that pads the line and
+// pauses where the head ends must not get an image or a bidi override
+// past the checks (whitespace shifts them out of what is judged), nor
+// crash the proxy (trailing whitespace puts the head beyond Raw).
+func TestEgressAfterHeadSpaced(t *testing.T) {
+	t.Parallel()
+	call := &Call{Method: "tools/call", Tool: "read"}
+	const pad = 4 << 10
+	for _, kind := range []string{"printable", "cyrillic"} {
+		filler := headFiller(headMin+128<<10, kind)
+		for _, snippet := range []string{"![x](https://evil.example/a.png)", "<img src=https://evil.example/a>", "a\u202eb"} {
+			for _, where := range []string{"leading", "between", "trailing"} {
+				line := headLine(t, filler, "", 0)
+				edge := headMin + 64<<10 // where the server pauses
+				switch where {
+				case "leading":
+					line = slices.Concat(bytes.Repeat([]byte(" "), pad), line)
+				case "between":
+					line = slices.Concat(line[:1], bytes.Repeat([]byte("\t"), pad), line[1:])
+				case "trailing":
+					line = slices.Concat(line, bytes.Repeat([]byte(" "), pad))
+					edge = len(line) // the head holds the padding; the newline comes later
+				}
+				// The snippet just past what the head check reads: its
+				// image markers to the edge, its text to a piece's end
+				// (the next piece has no cut: the filler's escaped
+				// newlines are too close).
+				q, _ := jsontext.AppendQuote(nil, snippet)
+				at := edge + 8
+				if strings.Contains(snippet, "\u202e") {
+					at = headPiece + 8
+				}
+				if where == "trailing" {
+					at = edge - pad - 64
+				}
+				for at < len(line) && !utf8.RuneStart(line[at]) {
+					at++
+				}
+				line = slices.Concat(line[:at], q[1:len(q)-1], line[at:])
+				if where == "trailing" {
+					edge = len(line)
+				}
+				var h HeadCheck
+				for n := 64 << 10; n < edge; n += 64 << 10 {
+					h.Arrived(line[:n])
+				}
+				h.Arrived(line[:edge])
+				h.caughtUp()
+				head := h.Done()
+				want, wantRw, wantErr := Baseline().NewSession().Egress(mustParse(t, string(line)), call)
+				var got []byte
+				var gotRw []Rewrite
+				var gotErr error
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Errorf("%s %s %q: EgressAfter panicked: %v", kind, where, snippet, r)
+						}
+					}()
+					got, gotRw, gotErr = Baseline().NewSession().EgressAfter(mustParse(t, string(line)), call, head)
+				}()
+				if !bytes.Equal(got, want) || len(gotRw) != len(wantRw) || gotErr != nil || wantErr != nil || len(wantRw) == 0 {
+					t.Errorf("%s %s %q: head %+v: %d bytes, %v, %v; whole: %d bytes, %v, %v", kind, where, snippet, head,
+						len(got), gotRw, gotErr, len(want), wantRw, wantErr)
+				}
+			}
+		}
 	}
 }
