@@ -266,3 +266,21 @@ func TestTSClientHostileRouting(t *testing.T) {
 		t.Errorf("through mcpguard the fallback handler saw %+q, want the plain notifications/message once", guarded.Methods)
 	}
 }
+
+// TestPaddedLongResult: a hostile server pads a long result's line with
+// whitespace (before it, between its tokens, after it) and pauses where
+// the padding shifts its image out of what mcpguard judged while the
+// line arrived. The image is removed all the same, and trailing padding
+// does not end mcpguard.
+func TestPaddedLongResult(t *testing.T) {
+	t.Parallel()
+	p := startGuardedRaw(t, nil, testserverBin)
+	p.initialize()
+	for i, where := range []string{"leading", "between", "trailing"} {
+		text := p.callOK(i+1, "padded", map[string]any{"bytes": 320 << 10, "where": where, "ms": 300})
+		if strings.Contains(text, "collector.example/padded.png") || !strings.Contains(text, "[image removed: host collector.example]") {
+			i := max(0, strings.Index(text, "![x]"))
+			t.Errorf("%s padding: the image survived: %s", where, truncate(text[i:], 200))
+		}
+	}
+}
