@@ -298,7 +298,9 @@ func (f *Filter) badCSSCalls(css, opener string, bad func(arg string) (target, b
 }
 
 // unescapeCSS undoes CSS escapes: \ and up to six hex digits (and one
-// space after them), or \ and any other character.
+// whitespace after them, which CSS consumes: a space, tab, newline, form
+// feed, CR or CRLF; "\75\trl(" is url( in a browser), or \ and any
+// other character.
 func unescapeCSS(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
@@ -322,8 +324,15 @@ func unescapeCSS(s string) string {
 			i++
 			continue
 		}
-		if j < len(s) && s[j] == ' ' {
-			j++
+		if j < len(s) {
+			switch s[j] {
+			case '\r':
+				if j++; j < len(s) && s[j] == '\n' {
+					j++
+				}
+			case ' ', '\t', '\n', '\f':
+				j++
+			}
 		}
 		b.WriteRune(r)
 		i = j - 1

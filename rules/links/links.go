@@ -214,7 +214,7 @@ func mayHoldHTML(s string, from, to int, links bool) bool {
 		if i >= 3 && cssFunction(s[i-3:i]) {
 			return true // url( and image-set(
 		}
-		if cssEscapeIn(s[max(0, i-12):i]) {
+		if cssEscapeIn(s[max(0, i-cssEscapeReach):i]) {
 			return true // CSS escapes (\75 rl) may spell url
 		}
 		i++
@@ -234,6 +234,12 @@ func cssFunction(w string) bool {
 	}
 	return false
 }
+
+// cssEscapeReach is how far before a "(" a CSS escape may start that
+// spells a letter of url: in a raw JSON string, its backslash escaped
+// (2 bytes), six hex digits, a CRLF escaped (\r\n, 4 bytes) and the
+// letters "rl" after it.
+const cssEscapeReach = 2 + 6 + 4 + 2
 
 // cssEscapeIn reports whether s holds a CSS hex escape: a backslash and a
 // hex digit (a JSON escape such as \n is not one).

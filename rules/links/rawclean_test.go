@@ -2,6 +2,7 @@ package links
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -40,7 +41,8 @@ func jsonString(s string, mask uint64) string {
 func FuzzRawClean(f *testing.F) {
 	for _, s := range append(hostileImages, "<img", "x <img", "<a href=https://evil.example/>x</a>",
 		"[x](https://evil.example/)", "<https://evil.example/>", `<div style="background:url(https://evil.example/)">`,
-		`<div style="background:\75rl(https://evil.example/)">`, "plain words, nothing to remove") {
+		`<div style="background:\75rl(https://evil.example/)">`, "<div style=\"background:\\000075\r\nrl(https://evil.example/)\">",
+		"plain words, nothing to remove") {
 		f.Add(s, uint64(0))
 		f.Add(s, ^uint64(0))
 		f.Add(s, uint64(0x5555555555555555))
@@ -103,7 +105,32 @@ func TestMarkReach(t *testing.T) {
 			t.Errorf("<%s and the byte after it are past MarkReach", m)
 		}
 	}
-	if 12 > MarkReach { // the CSS escape before a "("
+	if cssEscapeReach > MarkReach { // the CSS escape before a "("
 		t.Error("the CSS escape before a ( is past MarkReach")
+	}
+}
+
+// TestCSSEscapeWhitespace: a CSS hex escape ends with one whitespace of
+// any kind (space, tab, newline, form feed, a CR or CRLF), which a
+// browser consumes: "\75\trl(" is url( as surely as "\75 rl(". Apply
+// removes such an image, and RawClean passes over no JSON spelling of it
+// (a CRLF escaped as \r\n puts the escape 14 bytes before its "(").
+func TestCSSEscapeWhitespace(t *testing.T) {
+	lf := New(Options{})
+	for _, ws := range []string{" ", "\t", "\n", "\f", "\r", "\r\n"} {
+		for _, spelled := range []string{`\000075` + ws + `rl(`, `u\000072` + ws + `l(`, `ur\00006c` + ws + `(`,
+			`\75` + ws + `\72` + ws + `\6c` + ws + `(`, `\000055` + ws + `RL(`} {
+			s := `<p style="background:` + spelled + `https://evil.example/x)">x</p>`
+			out, _ := lf.Apply(s)
+			if strings.Contains(out, "evil.example/x") {
+				t.Errorf("%q: Apply kept the image: %q", s, out)
+			}
+			short := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\t", `\t`, "\n", `\n`, "\r", `\r`, "\f", `\f`)
+			for _, v := range []string{jsonString(s, 0), jsonString(s, ^uint64(0)), jsonString(s, 0x5555555555555555), `"` + short.Replace(s) + `"`} {
+				if raw := []byte(`{"text":` + v + `}`); lf.RawClean(raw) {
+					t.Errorf("RawClean passes %s", raw)
+				}
+			}
+		}
 	}
 }
