@@ -22,8 +22,9 @@ import (
 // judgement (Session.EgressAfter), which starts only once the line is
 // whole and parsed.
 //
-// The reader calls Arrived with the line so far (each a longer start of
-// the same line, its bytes never changed afterwards) as it reads a long
+// The reader calls Arrived with the line so far (each a start of the
+// same line no shorter than the one before, its bytes never changed
+// afterwards; the last one where the line is when it ends) as it reads a long
 // line, and Done when the line has ended, however it ended; Done waits
 // for the goroutine. A HeadCheck serves one reader, one line at a time;
 // its zero value is ready.
@@ -47,8 +48,9 @@ type Head struct {
 	textWaits    int  // the head's length when it had no cut past text
 	wide         bool // the head holds a byte beyond ASCII
 	// line is the first byte of the line read (of its last head, whose
-	// array the reader fills): the offsets above are the line's, which
-	// are a message's only when its Raw starts there (see of).
+	// array the reader fills; set by Done): the offsets above are the
+	// line's, which are a message's only when its Raw starts there (see
+	// of).
 	line *byte
 }
 
@@ -108,8 +110,14 @@ func (h *HeadCheck) Done() Head {
 	for h.running {
 		h.changed.Wait()
 	}
+	found := h.found
+	if len(h.head) > 0 {
+		// Every head is a start of the one line: the offsets hold in the
+		// last one's array, where the reader goes on filling the line.
+		found.line = unsafe.SliceData(h.head)
+	}
 	h.head = nil
-	return h.found
+	return found
 }
 
 // judge reads the heads it is given, a piece at a time, until the line
@@ -156,7 +164,6 @@ func (f Head) moreText(head []byte) bool {
 // A marker found sets images to -1 (imagesClean 0); a text finding sets
 // needsText.
 func (f *Head) read(head []byte) {
-	f.line = unsafe.SliceData(head)
 	if f.images >= 0 && f.images < imagesTo(head) {
 		to := min(imagesTo(head), f.images+headPiece)
 		f.wide = f.wide || !ascii.Valid(head[f.images:to])

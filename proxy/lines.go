@@ -29,7 +29,8 @@ type lineReader struct {
 	max    int
 	direct int // bytes of one read of a long line (see readLong)
 	// arrived, when set, is given the head of a long line after each
-	// read of it that did not reach its end (see policy.HeadCheck).
+	// read of it that did not reach its end, and when the line moves to
+	// a larger buffer (see policy.HeadCheck).
 	arrived func(head []byte)
 	buf     []byte
 	prefix  []byte // the first bytes of the last over-long line
@@ -172,7 +173,11 @@ func (l *lineReader) readLong() (line []byte, done bool, err error) {
 			l.buf = l.buf[:0]
 			return nil, false, nil
 		}
-		l.grow(len(l.buf) + min(l.br.Size(), l.max+1-len(l.buf)))
+		if l.grow(len(l.buf)+min(l.br.Size(), l.max+1-len(l.buf))) && l.arrived != nil {
+			// The head moved to a new array, where the line goes on:
+			// what was judged of it holds for the line only there.
+			l.arrived(l.buf)
+		}
 		n, rerr := l.src.Read(l.buf[len(l.buf):min(cap(l.buf), len(l.buf)+l.direct)])
 		got := l.buf[len(l.buf) : len(l.buf)+n]
 		if i := bytes.IndexByte(got, '\n'); i >= 0 {
@@ -203,10 +208,11 @@ func (l *lineReader) readLong() (line []byte, done bool, err error) {
 	}
 }
 
-// grow gives l.buf room for need bytes, at most l.max+1 in all.
-func (l *lineReader) grow(need int) {
+// grow gives l.buf room for need bytes, at most l.max+1 in all, and
+// reports whether it moved l.buf to a new array.
+func (l *lineReader) grow(need int) bool {
 	if need <= cap(l.buf) {
-		return
+		return false
 	}
 	// Double (bounded by the limit) rather than let append grow by
 	// 1.25x: a 16 MiB line would otherwise allocate about five times its
@@ -214,6 +220,7 @@ func (l *lineReader) grow(need int) {
 	grown := make([]byte, len(l.buf), min(max(2*cap(l.buf), need, l.br.Size()), l.max+1))
 	copy(grown, l.buf)
 	l.buf = grown
+	return true
 }
 
 // hasLine reports whether a whole line is already buffered, so that the
