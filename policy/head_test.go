@@ -250,10 +250,16 @@ func TestEgressAfterHeadSpaced(t *testing.T) {
 	t.Parallel()
 	call := &Call{Method: "tools/call", Tool: "read"}
 	const pad = 4 << 10
+	n := 0
 	for _, kind := range []string{"printable", "cyrillic"} {
 		filler := headFiller(headMin+128<<10, kind)
 		for _, snippet := range []string{"![x](https://evil.example/a.png)", "<img src=https://evil.example/a>", "a\u202eb"} {
 			for _, where := range []string{"leading", "between", "trailing"} {
+				// Under -race, 5 of the 18 (every kind, snippet and
+				// padding among them); .ci/run's run without it does all.
+				if n++; raceEnabled && (n-1)%4 != 0 {
+					continue
+				}
 				line := headLine(t, filler, "", 0)
 				edge := headMin + 64<<10 // where the server pauses
 				switch where {
