@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 )
 
 func readAll(t *testing.T, in string, max int) (lines []string, tooLong int) {
@@ -173,8 +174,9 @@ func (p *piecewise) Read(b []byte) (int, error) {
 
 // checkLines reads every line of in from lr (which reads src) and holds
 // them to bytes.Split's, as FuzzLineReader says; the heads of a long
-// line it hands on as it reads are starts of that line, none shorter than
-// the one before (as long again when the line moved to a larger buffer).
+// line it hands on as it reads are starts of that line, each longer than
+// the one before (as long again only when the line moved to a larger
+// buffer).
 func checkLines(t *testing.T, lr *lineReader, src *piecewise, in []byte, max int) {
 	t.Helper()
 	want := bytes.Split(in, []byte("\n"))
@@ -182,14 +184,16 @@ func checkLines(t *testing.T, lr *lineReader, src *piecewise, in []byte, max int
 		want = want[:len(want)-1]
 	}
 	i, heads := 0, 0
-	lr.arrived = func(head []byte) { // each a start of the line being read, no shorter
-		if i >= len(want) || len(head) < heads || len(head) > max || !bytes.HasPrefix(want[i], head) {
-			t.Fatalf("line %d: a head of %d bytes that is not its start, after one of %d", i, len(head), heads)
+	var array *byte                  // the last head's
+	lr.arrived = func(head []byte) { // each a start of the line being read, longer or moved
+		moved := unsafe.SliceData(head) != array
+		if i >= len(want) || len(head) < heads || len(head) == heads && !moved || len(head) > max || !bytes.HasPrefix(want[i], head) {
+			t.Fatalf("line %d: a head of %d bytes (moved %v) that is not its start, after one of %d", i, len(head), moved, heads)
 		}
-		heads = len(head)
+		heads, array = len(head), unsafe.SliceData(head)
 	}
 	for ; ; i++ {
-		heads = 0
+		heads, array = 0, nil
 		has, reads := lr.hasLine(), src.reads
 		line, err := lr.next()
 		if has && src.reads != reads {
